@@ -1,0 +1,156 @@
+"""Shared types and input validation for every mechanism.
+
+Every mechanism in :mod:`mechanisms` is a plain function
+
+    mechanism(X, k, *, rng, **params) -> MechanismOutput
+
+where ``X`` is an ``n x d`` data matrix (one row per individual, rows of L2
+norm at most 1), ``k`` the target rank and ``rng`` a :class:`numpy.random.Generator`.
+The output carries a ``d x k`` matrix with orthonormal columns and the privacy
+guarantee the draw enjoys.
+
+No Hydra and no file I/O here: this is library code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Neighbouring relations a guarantee may be stated for.
+NEIGHBOURING_RELATIONS = {
+    "replace-one-row": "datasets of the same size n that differ in one row (each row has L2 norm <= 1)",
+    "add-remove-one-row": "datasets that differ by adding or removing one row (each row has L2 norm <= 1)",
+    "entry-level": "datasets whose matrices differ in one entry by at most 1 in absolute value",
+    "none": "no privacy: the output is a deterministic or data-independent function",
+}
+
+ROW_NORM_TOLERANCE = 1e-9
+
+
+class PrivacyInputError(ValueError):
+    """Input that breaks a mechanism's assumptions (and so its privacy proof)."""
+
+
+@dataclass(frozen=True)
+class PrivacyGuarantee:
+    """The differential-privacy guarantee of one mechanism run.
+
+    ``epsilon = inf`` means no privacy (non-private PCA); ``epsilon = 0`` with
+    ``neighbouring = "none"`` is used for data-independent output (random
+    subspace), which is trivially 0-DP.
+    """
+
+    epsilon: float
+    delta: float
+    neighbouring: str
+    exact: bool = True
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.neighbouring not in NEIGHBOURING_RELATIONS:
+            raise ValueError(f"unknown neighbouring relation {self.neighbouring!r}; "
+                             f"valid: {sorted(NEIGHBOURING_RELATIONS)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        # JSON has no infinity: write it as a string that pandas/json round-trip.
+        if math.isinf(d["epsilon"]):
+            d["epsilon"] = "inf"
+        return d
+
+
+@dataclass
+class MechanismOutput:
+    """A ``d x k`` orthonormal basis plus the guarantee and run diagnostics."""
+
+    components: np.ndarray
+    guarantee: PrivacyGuarantee
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def check_epsilon(epsilon: float, *, upper: float | None = None) -> float:
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):
+        raise PrivacyInputError(f"epsilon must be a number, got {epsilon!r}") from None
+    if not math.isfinite(eps) or eps <= 0:
+        raise PrivacyInputError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if upper is not None and eps >= upper:
+        raise PrivacyInputError(f"epsilon must be < {upper} for this mechanism, got {epsilon!r}")
+    return eps
+
+
+def check_delta(delta: float) -> float:
+    try:
+        dl = float(delta)
+    except (TypeError, ValueError):
+        raise PrivacyInputError(f"delta must be a number, got {delta!r}") from None
+    if not (0.0 < dl < 1.0):
+        raise PrivacyInputError(f"delta must lie in (0, 1), got {delta!r}")
+    return dl
+
+
+def check_k(k: int, d: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        if isinstance(k, float) and k.is_integer():
+            k = int(k)
+        else:
+            raise PrivacyInputError(f"k must be an integer, got {k!r}")
+    k = int(k)
+    if not (1 <= k < d):
+        raise PrivacyInputError(f"k must satisfy 1 <= k < d = {d}, got k = {k}")
+    return k
+
+
+def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tuple[np.ndarray, int]:
+    """Validate a data matrix; return ``(X, n_clipped)``.
+
+    Refuses sparse or non-numeric input, non-2-D arrays, empty data, NaN/inf.
+    Rows whose L2 norm exceeds ``row_norm_bound`` (beyond a 1e-9 rounding
+    tolerance) are either refused (``clip=False``) or scaled back onto the ball
+    (``clip=True``); the number of clipped rows is returned so that callers
+    record it.  Clipping is itself 1-Lipschitz row-wise, so the mechanism's
+    guarantee still holds for the clipped data.
+    """
+    if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
+        raise PrivacyInputError("sparse input is not supported: pass a dense array (X.toarray())")
+    try:
+        X = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise PrivacyInputError(f"data cannot be converted to an array: {exc}") from None
+    if X.dtype == object or not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)
+                                 or X.dtype == bool):
+        raise PrivacyInputError(f"data must be a numeric array, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise PrivacyInputError(f"data must be a 2-D array (n rows x d columns), got shape {X.shape}")
+    n, d = X.shape
+    if n == 0 or d == 0:
+        raise PrivacyInputError(f"data is empty (shape {X.shape})")
+    X = X.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(X)):
+        bad = int(np.sum(~np.isfinite(X)))
+        raise PrivacyInputError(f"data contains {bad} NaN or infinite value(s)")
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    over = norms > row_norm_bound * (1 + ROW_NORM_TOLERANCE)
+    n_over = int(over.sum())
+    if n_over:
+        if not clip:
+            worst = int(np.argmax(norms))
+            raise PrivacyInputError(
+                f"{n_over} row(s) have L2 norm above the bound {row_norm_bound} "
+                f"(largest: row {worst}, norm {norms[worst]:.6g}); normalise the data "
+                f"or enable clipping (clip=True / clip_rows=true)")
+        X = X.copy()
+        X[over] *= (row_norm_bound / norms[over])[:, None]
+    return X, n_over
+
+
+def second_moment(X: np.ndarray) -> np.ndarray:
+    """A = XᵀX / n, the empirical second-moment matrix of JMLR eq. (1)."""
+    n = X.shape[0]
+    A = X.T @ X / n
+    return (A + A.T) / 2
