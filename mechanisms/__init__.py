@@ -1,0 +1,42 @@
+"""Differentially private PCA mechanisms (library code: NumPy/SciPy only, no Hydra, no I/O).
+
+Every mechanism is a function ``mechanism(X, k, *, rng, **params) -> MechanismOutput``;
+:func:`get_mechanism` looks one up by its config name, and
+:class:`mechanisms.estimator.PrivatePCA` wraps any of them as a scikit-learn estimator.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Callable
+
+from ._base import MechanismOutput, PrivacyGuarantee, PrivacyInputError
+
+#: config name -> "module:function"
+MECHANISMS: dict[str, str] = {
+    "pca": "mechanisms.pca:pca",
+    "random": "mechanisms.random_projection:random_subspace",
+    "mod_sulq": "mechanisms.mod_sulq:mod_sulq",
+    "analyze_gauss": "mechanisms.analyze_gauss:analyze_gauss",
+    "ppca": "mechanisms.ppca:ppca",
+    "ppca_iterative": "mechanisms.ppca_iterative:ppca_iterative",
+    "noisy_power": "mechanisms.noisy_power:noisy_power",
+    "streaming_power": "mechanisms.streaming_power:streaming_power",
+    "online_pca": "mechanisms.online_pca:online_pca",
+    "private_sketch": "mechanisms.private_sketch:private_sketch",
+    "subspace_exact": "mechanisms.subspace:subspace_exact",
+    "subspace_approx": "mechanisms.subspace:subspace_approx",
+}
+
+
+def get_mechanism(name: str) -> Callable[..., MechanismOutput]:
+    """The mechanism function registered under ``name``."""
+    try:
+        target = MECHANISMS[name]
+    except KeyError:
+        raise ValueError(f"unknown mechanism {name!r}; valid: {', '.join(sorted(MECHANISMS))}") from None
+    module, func = target.split(":")
+    return getattr(import_module(module), func)
+
+
+__all__ = ["MECHANISMS", "MechanismOutput", "PrivacyGuarantee", "PrivacyInputError", "get_mechanism"]

@@ -1,0 +1,132 @@
+"""Append-only, crash-safe results store: one JSON file per record.
+
+Layout: ``<root>/records/<record_id>.json``.  ``record_id`` is a hash of the
+record's *run key* (experiment, dataset, mechanism, parameters, seed, subset,
+restart, ...), so re-running a sweep finds the records it already wrote and
+skips them, and no record is ever written twice.
+
+Atomicity: a record is written to a temporary file in the same directory,
+flushed and fsync'ed, then *hard-linked* to its final name.  ``os.link`` fails
+if the name exists, so two parallel jobs writing the same record cannot
+clobber each other, and a reader never sees a half-written file (an
+interrupted write leaves only a ``.tmp-*`` file, which readers ignore and
+:meth:`ResultStore.clean_temporaries` removes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        if math.isnan(f):
+            return None
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return f
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def to_json(record: dict) -> str:
+    """One-line JSON of a record (NaN -> null, inf -> "inf")."""
+    return json.dumps(_jsonable(record), sort_keys=True, allow_nan=False)
+
+
+def record_id(run_key: dict) -> str:
+    """Stable id of a run: sha256 of its canonical JSON run key (first 20 hex digits)."""
+    return hashlib.sha256(to_json(run_key).encode()).hexdigest()[:20]
+
+
+class ResultStore:
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.records_dir = self.root / "records"
+
+    def path(self, rid: str) -> Path:
+        return self.records_dir / f"{rid}.json"
+
+    def has(self, run_key: dict) -> bool:
+        return self.path(record_id(run_key)).exists()
+
+    def write(self, record: dict) -> tuple[str, bool]:
+        """Write ``record`` (which must contain ``run_key``); return ``(record_id, written)``.
+
+        ``written`` is False when a record with the same run key already exists
+        (it is left untouched).
+        """
+        if "run_key" not in record:
+            raise ValueError("a record needs a 'run_key' dict")
+        rid = record_id(record["run_key"])
+        record = dict(record, record_id=rid)
+        text = to_json(record) + "\n"
+        self.records_dir.mkdir(parents=True, exist_ok=True)
+        final = self.path(rid)
+        if final.exists():
+            return rid, False
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.records_dir)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, final)
+                written = True
+            except FileExistsError:
+                written = False
+        finally:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        return rid, written
+
+    def iter_records(self) -> Iterable[dict]:
+        if not self.records_dir.exists():
+            return
+        for p in sorted(self.records_dir.glob("*.json")):
+            if p.name.startswith(".tmp-"):
+                continue
+            with open(p) as fh:
+                yield json.load(fh)
+
+    def load(self, **filters: Any) -> pd.DataFrame:
+        """All records as one DataFrame (nested dicts flattened with '.'), optionally filtered by equality."""
+        rows = list(self.iter_records())
+        if not rows:
+            return pd.DataFrame()
+        df = pd.json_normalize(rows)
+        for col, val in filters.items():
+            df = df[df[col] == val]
+        return df.reset_index(drop=True)
+
+    def clean_temporaries(self) -> int:
+        n = 0
+        if self.records_dir.exists():
+            for p in self.records_dir.glob(".tmp-*"):
+                p.unlink(missing_ok=True)
+                n += 1
+        return n

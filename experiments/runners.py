@@ -1,0 +1,167 @@
+"""Experiment runners called by ``run.py`` (one per ``conf/experiment/*.yaml``).
+
+Random streams: a run with ``seed=s, subset=i, restart=r`` draws its data subset
+from ``default_rng([s, 0, i])`` and its mechanism noise from
+``default_rng([s, 1, i, r])``, so adding subsets or restarts never changes the
+draws of existing ones.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from mechanisms._base import second_moment
+from mechanisms.metrics import optimal_q_F, q_F
+
+from .loading import load_configured, subsample
+from .provenance import REPO_ROOT, git_commit, package_versions
+from .results import ResultStore, to_json
+
+log = logging.getLogger(__name__)
+
+
+def results_root(cfg: DictConfig) -> Path:
+    p = Path(cfg.results_dir)
+    return p if p.is_absolute() else REPO_ROOT / p
+
+
+def subset_rng(seed: int, subset: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), 0, int(subset)])
+
+
+def mechanism_rng(seed: int, subset: int, restart: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), 1, int(subset), int(restart)])
+
+
+def mechanism_params(cfg: DictConfig) -> dict:
+    params = OmegaConf.to_container(cfg.mechanism.fn, resolve=True)
+    return {k: v for k, v in params.items() if not k.startswith("_")}
+
+
+def run_key(cfg: DictConfig, **extra: Any) -> dict:
+    """What identifies a run (for resuming): everything that changes its output."""
+    key = {
+        "experiment": cfg.experiment.name,
+        "dataset": cfg.dataset.name,
+        "dataset_params": OmegaConf.to_container(cfg.dataset, resolve=True),
+        "mechanism": cfg.mechanism.name,
+        "mechanism_params": mechanism_params(cfg),
+        "k": int(cfg.k),
+        "n": None if cfg.n is None else int(cfg.n),
+        "seed": int(cfg.seed),
+        "subset": int(cfg.subset),
+        "restart": int(cfg.restart),
+        "clip_rows": bool(cfg.clip_rows),
+    }
+    key.update(extra)
+    return key
+
+
+def evaluate_mechanism(cfg: DictConfig, X: np.ndarray, *, subset: int, restart: int) -> dict:
+    """Run the configured mechanism once on ``X``; return the utility and guarantee fields of a record."""
+    mech = instantiate(cfg.mechanism.fn)
+    t0 = time.perf_counter()
+    out = mech(X, int(cfg.k), rng=mechanism_rng(cfg.seed, subset, restart), clip=bool(cfg.clip_rows))
+    seconds = time.perf_counter() - t0
+    A = second_moment(X)
+    g = out.guarantee
+    fields = {
+        "mechanism": cfg.mechanism.name,
+        "epsilon": g.epsilon, "delta": g.delta, "neighbouring": g.neighbouring,
+        "guarantee_exact": g.exact, "guarantee_note": g.note,
+        "q_F_opt": optimal_q_F(A, int(cfg.k)),
+        "trace_A": float(np.trace(A)),
+        "mechanism_seconds": seconds,
+        "n_clipped": int(out.info.get("n_clipped", 0)),
+        "info": out.info,
+    }
+    if out.components is None:  # e.g. Singhal-Steinke's "bottom" answer
+        fields.update(q_F=None, q_F_normalised=None, status=out.info.get("status", "no-output"))
+    else:
+        fields.update(q_F=q_F(out.components, A), status="ok")
+        fields["q_F_normalised"] = fields["q_F"] / fields["q_F_opt"]
+    for key in ("sampler", "iterations", "converged", "rhat", "noise_scale"):
+        if key in out.info:
+            fields[key] = out.info[key]
+    return fields
+
+
+def make_record(cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seconds: float,
+                key: dict) -> dict:
+    return {
+        "run_key": key,
+        "experiment": cfg.experiment.name,
+        "dataset": dataset.name,
+        "split": getattr(dataset, "split", None),
+        "n": int(X.shape[0]),
+        "n_total": int(dataset.X.shape[0]),
+        "d": int(X.shape[1]),
+        "k": int(cfg.k),
+        "seed": int(cfg.seed),
+        "subset": int(cfg.subset),
+        "restart": int(cfg.restart),
+        **fields,
+        "wall_seconds": wall_seconds,
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "data_files": getattr(dataset, "files", {}),
+        "versions": package_versions(),
+        "git_commit": git_commit(),
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def emit(record: dict) -> None:
+    """Print the record as the last line of stdout (the single-run contract)."""
+    print(to_json(record), flush=True)
+
+
+def run_single(cfg: DictConfig) -> dict:
+    """One mechanism on one dataset (optionally a subsample of size ``n``)."""
+    t0 = time.perf_counter()
+    store = ResultStore(results_root(cfg))
+    key = run_key(cfg)
+    dataset = load_configured(cfg.dataset, cfg.data_dir)
+    X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, cfg.subset))
+    fields = evaluate_mechanism(cfg, X, subset=cfg.subset, restart=cfg.restart)
+    record = make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key)
+    rid, written = store.write(record)
+    record["record_id"] = rid
+    record["written"] = written
+    if not cfg.quiet:
+        log.info("%s on %s (n=%d, d=%d, k=%d): q_F = %s of optimum %.4f; record %s%s",
+                 record["mechanism"], record["dataset"], record["n"], record["d"], record["k"],
+                 record["q_F"], record["q_F_opt"], rid, "" if written else " (already stored)")
+    emit(record)
+    return record
+
+
+def run_table1(cfg: DictConfig) -> dict:
+    """Table 1 of the JMLR paper, written to ``results/tables/table1.csv`` and printed."""
+    from .table1 import table1
+
+    df = table1(data_dir=cfg.data_dir, datasets=tuple(cfg.experiment.datasets))
+    out_dir = results_root(cfg) / "tables"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "table1.csv"
+    tmp = path.with_suffix(".csv.tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(path)
+    if not cfg.quiet:
+        print(df.to_string(index=False))
+        print(f"written: {path}")
+    summary = {"experiment": "table1", "path": str(path), "rows": json.loads(df.to_json(orient="records"))}
+    emit(summary)
+    return summary
+
+
+def run_experiment(cfg: DictConfig):
+    fn = instantiate(cfg.experiment.run)
+    return fn(cfg)

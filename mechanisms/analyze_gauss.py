@@ -1,0 +1,43 @@
+"""Analyze Gauss: Dwork, Talwar, Thakurta, Zhang (STOC 2014) Algorithm 1.
+
+Release C = XᵀX + E with E symmetric, upper-triangular entries i.i.d.
+N(0, Δ²), Δ = sqrt(2 ln(1.25/δ))/ε, then take the top-k eigenvectors of C
+(post-processing).  Guarantee: (ε, δ)-DP for add/remove-one-row neighbours with
+rows of L2 norm <= 1 (sensitivity ‖aaᵀ‖_F <= 1), ε < 1 (Gaussian-mechanism theorem).
+
+``neighbouring="replace-one-row"`` scales Δ by sqrt(2) (sensitivity
+‖aaᵀ − bbᵀ‖_F <= sqrt(2)) so that it can be compared with MOD-SULQ and PPCA on
+the same footing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
+                    check_epsilon, check_k)
+from .calibration import analyze_gauss_noise_scale
+from .linalg import symmetric_gaussian, top_k_eigenvectors
+
+SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
+
+
+def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
+                  neighbouring: str = "add-remove-one-row", clip: bool = False) -> MechanismOutput:
+    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance."""
+    if neighbouring not in SENSITIVITY:
+        raise PrivacyInputError(f"neighbouring must be one of {sorted(SENSITIVITY)}, got {neighbouring!r}")
+    epsilon = check_epsilon(epsilon, upper=1.0)
+    delta = check_delta(delta)
+    X, n_clipped = check_data(X, clip=clip)
+    d = X.shape[1]
+    k = check_k(k, d)
+    scale = analyze_gauss_noise_scale(epsilon, delta, SENSITIVITY[neighbouring])
+    C = X.T @ X
+    noisy = (C + C.T) / 2 + symmetric_gaussian(d, scale, rng)
+    V = top_k_eigenvectors(noisy, k)
+    guarantee = PrivacyGuarantee(epsilon, delta, neighbouring,
+                                 note="DTTZ 2014 Algorithm 1 (Gaussian mechanism on the covariance)")
+    return MechanismOutput(V, guarantee, {"noise_scale": scale, "n_clipped": n_clipped})

@@ -1,0 +1,67 @@
+"""Noise scales and concentrations, derived from the papers (one place for all of them).
+
+Each function names the paper and equation it implements; the tests check each
+value against the formula and, statistically, against the noise actually added.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._base import check_delta, check_epsilon
+
+
+def _mod_sulq_log_term(d: int, delta: float) -> float:
+    """log((d² + d) / (2·sqrt(2π)·δ)): the union-bound term of JMLR Theorem 5's proof."""
+    return math.log((d * d + d) / (delta * 2.0 * math.sqrt(2.0 * math.pi)))
+
+
+def mod_sulq_noise_scale(n: int, d: int, epsilon: float, delta: float) -> float:
+    """Standard deviation β of MOD-SULQ's symmetric Gaussian noise, JMLR eq. (5).
+
+        β = (d+1)/(n ε) · sqrt(2 log((d²+d)/(2 sqrt(2π) δ))) + 1/(n sqrt(ε))
+
+    (ε, δ)-DP for replace-one-row neighbours with rows of L2 norm <= 1
+    (Theorem 5).  Eq. (5) is an upper bound on the positive root of the
+    quadratic solved in the proof (see :func:`mod_sulq_noise_scale_root`), so
+    using it is conservative.
+    """
+    eps = check_epsilon(epsilon)
+    dl = check_delta(delta)
+    log_term = _mod_sulq_log_term(d, dl)
+    if log_term <= 0:
+        raise ValueError(f"delta = {delta} too large for d = {d}: log((d²+d)/(2 sqrt(2π) δ)) <= 0")
+    return (d + 1) / (n * eps) * math.sqrt(2.0 * log_term) + 1.0 / (n * math.sqrt(eps))
+
+
+def mod_sulq_noise_scale_root(n: int, d: int, epsilon: float, delta: float) -> float:
+    """The exact β solving the proof of JMLR Theorem 5 (the quadratic before eq. (5)).
+
+        ε = 1/(2β²) · (2(d+1)γ/n + 2/n²),  γ = β·sqrt(2 log((d²+d)/(2 sqrt(2π) δ)))
+
+    i.e. 2εβ² − (2(d+1)s/n)·β − 2/n² = 0 with s = sqrt(2 log(...)).  Only used to
+    check that eq. (5) is at least this large.
+    """
+    eps = check_epsilon(epsilon)
+    s = math.sqrt(2.0 * _mod_sulq_log_term(d, check_delta(delta)))
+    a, b, c = 2.0 * eps, -2.0 * (d + 1) * s / n, -2.0 / n**2
+    return (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+
+
+def analyze_gauss_noise_scale(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Δ_{ε,δ} = sensitivity · sqrt(2 ln(1.25/δ)) / ε: Analyze Gauss (DTTZ 2014) Algorithm 1.
+
+    Standard deviation of each upper-triangular noise entry added to the
+    *unnormalised* covariance AᵀA (rows of norm <= 1).  The L2 sensitivity of
+    the upper triangle of AᵀA is ‖aaᵀ‖_F = ‖a‖² <= 1 under add/remove-one-row;
+    under replace-one-row it is ‖aaᵀ − bbᵀ‖_F <= sqrt(2).  The Gaussian-mechanism
+    theorem the paper invokes (Dwork & Roth 2014, Thm A.1) needs ε < 1.
+    """
+    eps = check_epsilon(epsilon, upper=1.0)
+    dl = check_delta(delta)
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / dl)) / eps
+
+
+def ppca_concentration(n: int, epsilon: float) -> float:
+    """Scale n·ε/2 of PPCA's matrix Bingham BMF(n ε/2 · A), JMLR Algorithm 2."""
+    return n * check_epsilon(epsilon) / 2.0

@@ -1,0 +1,21 @@
+"""A uniformly random k-dimensional subspace (the JMLR paper's sanity baseline).
+
+The output does not depend on the data, so it is 0-DP under any neighbouring relation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import MechanismOutput, PrivacyGuarantee, check_data, check_k
+from .linalg import random_orthonormal
+
+
+def random_subspace(X, k: int, *, rng: np.random.Generator, clip: bool = False) -> MechanismOutput:
+    """Haar-uniform d x k orthonormal matrix (QR of a Gaussian matrix with sign fix)."""
+    X, n_clipped = check_data(X, clip=clip)
+    k = check_k(k, X.shape[1])
+    V = random_orthonormal(X.shape[1], k, rng)
+    guarantee = PrivacyGuarantee(epsilon=0.0, delta=0.0, neighbouring="none",
+                                 note="data-independent output: 0-DP under every relation")
+    return MechanismOutput(V, guarantee, {"n_clipped": n_clipped})

@@ -1,0 +1,36 @@
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+def unit_ball_data(n: int, d: int, rng: np.random.Generator, spectrum=None) -> np.ndarray:
+    """n x d Gaussian rows with the given covariance spectrum, scaled so the largest row norm is 1."""
+    scales = np.ones(d) if spectrum is None else np.sqrt(np.asarray(spectrum, dtype=float))
+    X = rng.standard_normal((n, d)) * scales
+    return X / np.linalg.norm(X, axis=1).max()
+
+
+@pytest.fixture
+def small_data(rng):
+    return unit_ball_data(400, 8, rng, spectrum=[5, 3, 1, 0.5, 0.2, 0.1, 0.05, 0.01])
+
+
+def require_real_data() -> Path:
+    """PRIVPCA_DATA_DIR, or skip -- except in CI (CI=true), where missing data is a failure."""
+    value = os.environ.get("PRIVPCA_DATA_DIR")
+    if value and Path(value).is_dir():
+        return Path(value)
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail("CI=true but PRIVPCA_DATA_DIR is unset or not a directory: real-data tests must run in CI")
+    pytest.skip("PRIVPCA_DATA_DIR not set")
