@@ -18,7 +18,7 @@ import numpy as np
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from mechanisms._base import second_moment
+from mechanisms._base import PreparedData
 from mechanisms.metrics import optimal_q_F, q_F
 
 from .loading import load_configured, subsample
@@ -33,12 +33,14 @@ def results_root(cfg: DictConfig) -> Path:
     return p if p.is_absolute() else REPO_ROOT / p
 
 
-def subset_rng(seed: int, subset: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), 0, int(subset)])
+def subset_rng(seed: int, subset: int, *stream: int) -> np.random.Generator:
+    """Stream for drawing data subset ``subset`` (extra ids, e.g. n, make it per grid point)."""
+    return np.random.default_rng([int(seed), 0, int(subset), *map(int, stream)])
 
 
-def mechanism_rng(seed: int, subset: int, restart: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), 1, int(subset), int(restart)])
+def mechanism_rng(seed: int, subset: int, restart: int, *stream: int) -> np.random.Generator:
+    """Stream for the mechanism's randomness on (subset, restart)."""
+    return np.random.default_rng([int(seed), 1, int(subset), int(restart), *map(int, stream)])
 
 
 def mechanism_params(cfg: DictConfig) -> dict:
@@ -65,13 +67,14 @@ def run_key(cfg: DictConfig, **extra: Any) -> dict:
     return key
 
 
-def evaluate_mechanism(cfg: DictConfig, X: np.ndarray, *, subset: int, restart: int) -> dict:
-    """Run the configured mechanism once on ``X``; return the utility and guarantee fields of a record."""
-    mech = instantiate(cfg.mechanism.fn)
+def evaluate_mechanism(cfg: DictConfig, data: PreparedData, rng: np.random.Generator,
+                       mech=None) -> dict:
+    """Run the configured mechanism once on ``data``; return the utility and guarantee fields of a record."""
+    mech = mech or instantiate(cfg.mechanism.fn)
     t0 = time.perf_counter()
-    out = mech(X, int(cfg.k), rng=mechanism_rng(cfg.seed, subset, restart), clip=bool(cfg.clip_rows))
+    out = mech(data, int(cfg.k), rng=rng, clip=bool(cfg.clip_rows))
     seconds = time.perf_counter() - t0
-    A = second_moment(X)
+    A = data.A
     g = out.guarantee
     fields = {
         "mechanism": cfg.mechanism.name,
@@ -80,7 +83,7 @@ def evaluate_mechanism(cfg: DictConfig, X: np.ndarray, *, subset: int, restart: 
         "q_F_opt": optimal_q_F(A, int(cfg.k)),
         "trace_A": float(np.trace(A)),
         "mechanism_seconds": seconds,
-        "n_clipped": int(out.info.get("n_clipped", 0)),
+        "n_clipped": int(out.info.get("n_clipped", data.n_clipped)),
         "info": out.info,
     }
     if out.components is None:  # e.g. Singhal-Steinke's "bottom" answer
@@ -130,7 +133,8 @@ def run_single(cfg: DictConfig) -> dict:
     key = run_key(cfg)
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, cfg.subset))
-    fields = evaluate_mechanism(cfg, X, subset=cfg.subset, restart=cfg.restart)
+    data = PreparedData(X, clip=bool(cfg.clip_rows))
+    fields = evaluate_mechanism(cfg, data, mechanism_rng(cfg.seed, cfg.subset, cfg.restart))
     record = make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key)
     rid, written = store.write(record)
     record["record_id"] = rid

@@ -168,3 +168,17 @@ def test_sparse_input_refused():
     sp = pytest.importorskip("scipy.sparse")
     with pytest.raises(PrivacyInputError, match="sparse"):
         get_mechanism("pca")(sp.csr_matrix(np.eye(3) * 0.5), 1)
+
+
+def test_prepared_data_caches_second_moment_and_is_read_only(small_data):
+    from mechanisms._base import PreparedData
+    data = PreparedData(small_data)
+    assert second_moment(data.X) is data.A
+    assert np.allclose(data.A, small_data.T @ small_data / small_data.shape[0])
+    with pytest.raises(ValueError):
+        data.X[0, 0] = 1.0
+    out_a = get_mechanism("mod_sulq")(data, 2, epsilon=0.5, delta=0.01, rng=np.random.default_rng(1))
+    out_b = get_mechanism("mod_sulq")(small_data, 2, epsilon=0.5, delta=0.01, rng=np.random.default_rng(1))
+    assert np.array_equal(out_a.components, out_b.components)
+    # a fresh array with the same values is not served from the cache
+    assert second_moment(small_data.copy()) is not data.A

@@ -1,0 +1,72 @@
+import json
+import multiprocessing as mp
+import os
+
+import numpy as np
+import pytest
+
+from experiments.results import ResultStore, record_id, to_json
+
+
+def _rec(i, **extra):
+    return {"run_key": {"i": i}, "value": float(i), **extra}
+
+
+def test_write_read_roundtrip(tmp_path):
+    store = ResultStore(tmp_path)
+    rid, written = store.write(_rec(1, arr=np.arange(3), inf=float("inf"), nan=float("nan")))
+    assert written and rid == record_id({"i": 1})
+    df = store.load()
+    assert len(df) == 1 and df.loc[0, "value"] == 1.0
+    assert df.loc[0, "inf"] == "inf" and df.loc[0, "nan"] is None
+
+
+def test_same_run_key_is_never_duplicated_nor_overwritten(tmp_path):
+    store = ResultStore(tmp_path)
+    store.write(_rec(1, value=1.0))
+    rid, written = store.write(_rec(1, value=2.0))
+    assert not written
+    assert store.load()["value"].tolist() == [1.0]
+
+
+def test_interrupted_write_leaves_no_record(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(OSError):
+        store.write(_rec(1))
+    monkeypatch.undo()
+    assert store.load().empty
+    assert not list(store.records_dir.glob("*"))  # temp file removed too
+    store.write(_rec(1))
+    assert len(store.load()) == 1
+
+
+def test_readers_ignore_temporaries(tmp_path):
+    store = ResultStore(tmp_path)
+    store.write(_rec(1))
+    (store.records_dir / ".tmp-abc.json").write_text('{"half":')
+    assert len(store.load()) == 1
+    assert store.clean_temporaries() == 1
+
+
+def _writer(args):
+    root, i = args
+    return ResultStore(root).write({"run_key": {"i": i % 10}, "writer": i})[1]
+
+
+def test_parallel_writers_do_not_clobber(tmp_path):
+    with mp.get_context("spawn").Pool(2) as pool:
+        written = pool.map(_writer, [(str(tmp_path), i) for i in range(40)])
+    assert sum(written) == 10
+    df = ResultStore(tmp_path).load()
+    assert len(df) == 10 and df["run_key.i"].nunique() == 10
+    for p in ResultStore(tmp_path).records_dir.glob("*.json"):
+        json.loads(p.read_text())  # every file is complete JSON
+
+
+def test_to_json_is_one_line():
+    assert "\n" not in to_json({"a": {"b": [1, 2]}, "c": "x\ny"})

@@ -1,0 +1,65 @@
+"""run.py end to end, in a subprocess, on tiny configs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(args, tmp_path, check=True):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", *args],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"run.py failed:\nSTDOUT:\n{proc.stdout}\nSTDERR:\n{proc.stderr}")
+    return proc
+
+
+def last_json(proc):
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_single_run_prints_record_and_stores_it(tmp_path):
+    proc = run(["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"], tmp_path)
+    rec = last_json(proc)
+    for key in ("dataset", "n", "d", "k", "mechanism", "epsilon", "delta", "neighbouring", "seed", "q_F",
+                "q_F_opt", "wall_seconds"):
+        assert key in rec
+    assert rec["mechanism"] == "mod_sulq" and rec["n"] == 1000 and rec["d"] == 10 and rec["k"] == 2
+    assert rec["epsilon"] == 0.5 and rec["delta"] == 0.01 and rec["neighbouring"] == "replace-one-row"
+    assert 0 < rec["q_F"] <= rec["q_F_opt"] + 1e-12
+    files = list((tmp_path / "records").glob("*.json"))
+    assert len(files) == 1
+    # same command again: resumes (no duplicate), same answer
+    rec2 = last_json(run(["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"],
+                         tmp_path))
+    assert rec2["q_F"] == rec["q_F"] and rec2["written"] is False
+    assert len(list((tmp_path / "records").glob("*.json"))) == 1
+
+
+def test_default_job_runs(tmp_path):
+    rec = last_json(run(["scale=smoke"], tmp_path))
+    assert rec["mechanism"] == "ppca" and rec["dataset"] == "gaussian10"
+    assert rec["sampler"]
+
+
+def test_unknown_group_option_lists_valid_ones(tmp_path):
+    proc = run(["mechanism=nope"], tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "mod_sulq" in proc.stderr and "ppca" in proc.stderr
+
+
+@pytest.mark.parametrize("override,message", [
+    ("epsilon=0", "epsilon"), ("epsilon=-1", "epsilon"), ("delta=1.5", "delta"),
+    ("k=0", "k must"), ("k=10", "k must"), ("n=999999", "larger than the dataset"),
+])
+def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, override, message):
+    proc = run(["mechanism=mod_sulq", "dataset=gaussian10", override], tmp_path, check=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert not (tmp_path / "records").exists() or not list((tmp_path / "records").glob("*.json"))
