@@ -73,7 +73,11 @@ def evaluate_mechanism(cfg: DictConfig, data: PreparedData, rng: np.random.Gener
     mech = mech or instantiate(cfg.mechanism.fn)
     t0 = time.perf_counter()
     out = mech(data, int(cfg.k), rng=rng, clip=bool(cfg.clip_rows))
-    seconds = time.perf_counter() - t0
+    return output_fields(cfg, out, data, time.perf_counter() - t0)
+
+
+def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | None = None) -> dict:
+    """Record fields of one mechanism output: guarantee, utility, diagnostics."""
     A = data.A
     g = out.guarantee
     fields = {
