@@ -1,0 +1,282 @@
+"""Private online PCA of Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss" (STOC 2014), section 4.
+
+Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (here: d), rank k.
+
+* **Algorithm 2 (FPL with Gaussian noise)** — ``tree=False``: at step t the learner plays V_t
+  (chosen before seeing a_t), earns ``tr(V_tᵀ a_t a_tᵀ V_t) = ||V_tᵀ a_t||²``, then computes
+  ``Ĉ_t = Σ_{τ<=t} a_τ a_τᵀ + E_t`` with *fresh* Algorithm-1 noise E_t (symmetric, upper triangle
+  i.i.d. N(0, Δ_{ε,δ}²), Δ_{ε,δ} = sqrt(2 ln(1.25/δ))/ε) and plays V_{t+1} = top-k eigenvectors of Ĉ_t.
+  V_1 is a data-independent uniformly random subspace ("arbitrary" in the paper).
+  Each Ĉ_t alone is (ε, δ)-DP; the whole sequence is not (the paper says so).  The guarantee we
+  report is the sound composition bound: a row enters at most m releases, each a Gaussian
+  mechanism of L2 sensitivity 1 and std σ, hence ρ = m/(2σ²)-zCDP, hence
+  (ρ + 2 sqrt(ρ log 1/δ), δ)-DP (Bun–Steinke) — reported with ``exact=False`` (upper bound).
+* **Tree-based aggregation** — ``tree=True`` (default; the construction behind Theorem 8):
+  a binary tree over positions [0, m-1] (m rounded up to a power of two, H = ceil(log2 m) levels
+  above the leaves).  Every node releases its sum Σ_{i in node} a_i a_iᵀ plus symmetric Gaussian
+  noise drawn once when the node is complete; the prefix [0, t] is the sum of the <= H + 1
+  complete nodes of the binary decomposition of t + 1.  Each element enters exactly one node per
+  level, i.e. ``1 + H = 1 + ceil(log2 m)`` nodes (``TreeAggregator.membership`` records it).
+  **Calibration (derived here):** the map data -> (upper triangles of all node sums) has L2
+  sensitivity ``Δ_row · sqrt(1 + H)`` (Δ_row = ||upper(aaᵀ)||_F <= ||a||² <= 1 for add/remove,
+  ||xxᵀ - yyᵀ||_F <= sqrt(2) for replacement), and node noises are independent and
+  non-adaptive, so the whole release is ONE Gaussian mechanism: per-node std
+  ``σ_node = gaussian_sigma(Δ_row sqrt(1 + H), ε, δ)`` (classical sqrt(2 ln(1.25/δ))/ε scaling
+  when ε < 1, zCDP otherwise, whichever is smaller) makes the whole sequence (ε, δ)-DP.  All
+  V_t are post-processing.  (The paper only states the resulting prefix variance
+  log³(m/δ)Δ²_{ε,δ}; ours is at most (1 + H)² Δ² because <= 1 + H nodes are summed.)
+* **Neighbouring.**  The offline paper is add/remove one row; in the stream we read
+  "add-remove" event-level: a_t is present vs replaced by the zero vector at the same time step
+  (so later positions do not shift).  ``neighbouring="replace-one-row"`` is also offered.
+* **Regret** (section 2.2): ``OPT = Σ top-k eigenvalues of Σ_t a_t a_tᵀ``,
+  ``regret = OPT − Σ_t ||V_tᵀ a_t||²``.  :func:`online_regret_bounds` gives the rates of
+  Theorems 8 and 9 with every O(·) constant set to 1 (the paper gives none) — for plotting shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
+                    check_epsilon, check_k)
+from .linalg import random_orthonormal, symmetric_gaussian, top_k_eigenvectors
+from .noisy_power import gaussian_sigma, zcdp_rho_for, zcdp_to_epsilon
+
+
+def tree_height(m: int) -> int:
+    """H = ceil(log2 m) (0 for m = 1): the tree has H + 1 levels, each element enters H + 1 nodes."""
+    if m < 1:
+        raise ValueError(f"horizon must be >= 1, got {m}")
+    return int(math.ceil(math.log2(m))) if m > 1 else 0
+
+
+def algorithm1_noise_scale(epsilon: float, delta: float) -> float:
+    """Δ_{ε,δ} = sqrt(2 ln(1.25/δ)) / ε (DTTZ Algorithm 1; classical Gaussian mechanism, sensitivity 1).
+
+    The classical bound needs ε < 1; for ε >= 1 the zCDP calibration ``gaussian_sigma(1, ε, δ)`` is
+    returned instead (valid for every ε).
+    """
+    if epsilon < 1.0:
+        return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return gaussian_sigma(1.0, epsilon, delta)
+
+
+def row_sensitivity(neighbouring: str) -> float:
+    """L2 sensitivity of upper(Σ a aᵀ): 1 (add/remove, a -> 0) or sqrt(2) (replace x -> y)."""
+    if neighbouring == "add-remove-one-row":
+        return 1.0
+    if neighbouring == "replace-one-row":
+        return math.sqrt(2.0)
+    raise PrivacyInputError(f"neighbouring must be 'add-remove-one-row' or 'replace-one-row', got {neighbouring!r}")
+
+
+def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "add-remove-one-row") -> float:
+    """Per-node noise std making the whole tree release (ε, δ)-DP: gaussian_sigma(Δ_row sqrt(1 + H), ε, δ)."""
+    return gaussian_sigma(row_sensitivity(neighbouring) * math.sqrt(1 + tree_height(m)), epsilon, delta)
+
+
+def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: float | None = None,
+                                neighbouring: str = "add-remove-one-row") -> float:
+    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ): zCDP composition."""
+    sigma = algorithm1_noise_scale(epsilon, delta) if sigma is None else sigma
+    rho = m * row_sensitivity(neighbouring) ** 2 / (2.0 * sigma ** 2)
+    return zcdp_to_epsilon(rho, delta)
+
+
+class TreeAggregator:
+    """Binary-tree (binary mechanism) continual release of prefix sums of a stream of arrays.
+
+    Positions 0..m-1; a node at level h with index j covers [j 2^h, (j+1) 2^h - 1].  ``add(x)``
+    adds x to the one open node of every level (H + 1 nodes), noises each node once, when it is
+    complete, with ``noise()``; ``prefix()`` returns the noisy sum of all elements added so far
+    from the <= H + 1 complete nodes of the binary decomposition of the count.  Only nodes that
+    can still be used are kept (O(log m) arrays of the element's shape).
+    """
+
+    def __init__(self, horizon: int, shape: tuple[int, ...],
+                 noise: Callable[[], np.ndarray] | None = None) -> None:
+        self.m = int(horizon)
+        self.H = tree_height(self.m)
+        self.shape = tuple(shape)
+        self.noise = noise
+        self.t = 0
+        self._open: dict[int, tuple[int, np.ndarray]] = {}
+        self._done: dict[tuple[int, int], np.ndarray] = {}
+        self.membership: list[int] = []       # number of nodes each element entered
+        self.nodes_of: list[list[tuple[int, int]]] = []  # (level, index) of those nodes
+        self.n_noise_draws = 0
+
+    def add(self, x: np.ndarray) -> None:
+        if self.t >= self.m:
+            raise ValueError(f"TreeAggregator horizon {self.m} exceeded")
+        t = self.t
+        nodes = []
+        for h in range(self.H + 1):
+            j = t >> h
+            cur = self._open.get(h)
+            if cur is None or cur[0] != j:
+                cur = (j, np.zeros(self.shape))
+            s = cur[1] + x
+            nodes.append((h, j))
+            if t == ((j + 1) << h) - 1:  # node complete: release it once, with fresh noise
+                if self.noise is not None:
+                    s = s + self.noise()
+                    self.n_noise_draws += 1
+                self._done[(h, j)] = s
+                self._open.pop(h, None)
+                if h > 0:
+                    self._done.pop((h - 1, 2 * j), None)
+                    self._done.pop((h - 1, 2 * j + 1), None)
+            else:
+                self._open[h] = (j, s)
+        self.membership.append(len(nodes))
+        self.nodes_of.append(nodes)
+        self.t += 1
+
+    def decomposition(self, count: int | None = None) -> list[tuple[int, int]]:
+        """(level, index) of the complete nodes whose union is [0, count - 1]."""
+        count = self.t if count is None else count
+        out, pos = [], 0
+        for h in range(self.H, -1, -1):
+            if count & (1 << h):
+                out.append((h, pos >> h))
+                pos += 1 << h
+        return out
+
+    def prefix(self) -> np.ndarray:
+        total = np.zeros(self.shape)
+        for node in self.decomposition():
+            total = total + self._done[node]
+        return total
+
+    @property
+    def n_stored(self) -> int:
+        return len(self._done) + len(self._open)
+
+
+def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, int | None, list[int]]:
+    clipped = [0]
+    if isinstance(stream, np.ndarray) or (isinstance(stream, (list, tuple)) and len(stream) and
+                                          np.ndim(stream[0]) == 1):
+        X, nc = check_data(np.asarray(stream), clip=clip)
+        clipped[0] = nc
+        return iter(X), X.shape[0], X.shape[1], clipped
+
+    def gen():
+        for row in stream:
+            r, nc = check_data(np.asarray(row, dtype=float).reshape(1, -1), clip=clip)
+            clipped[0] += nc
+            yield r[0]
+    return gen(), None, None, clipped
+
+
+def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
+               tree: bool = True, horizon: int | None = None, neighbouring: str = "add-remove-one-row",
+               clip: bool = False, keep_subspaces: bool = True) -> MechanismOutput:
+    """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
+
+    ``stream``: an m x d array or an iterable of length-d rows (L2 norm <= 1; ``clip=True`` scales
+    longer rows back), consumed once.  ``horizon`` (m) is required for an iterable stream with
+    ``tree=True`` (the tree, hence the noise, depends on it); a stream longer than ``horizon`` is refused.
+
+    Returns the final subspace V_{m+1} (d x k) as ``components``; ``info`` has ``subspaces``
+    (array (m+1, d, k): V_1..V_{m+1}, V_t chosen before a_t), ``gains`` (length m),
+    ``cumulative_gain``, ``opt``, ``regret``, ``regret_curve`` (regret of the first t steps
+    against the best fixed subspace of those t rows), noise scales and tree statistics.
+    """
+    eps = check_epsilon(epsilon)
+    dl = check_delta(delta)
+    sens = row_sensitivity(neighbouring)
+    rows, m_known, d, clipped = _rows(stream, clip)
+    m = m_known if horizon is None else int(horizon)
+    if m_known is not None and horizon is not None and m_known > int(horizon):
+        raise PrivacyInputError(f"stream has {m_known} rows, more than horizon={horizon}")
+    if tree and m is None:
+        raise PrivacyInputError("tree=True needs the stream length: pass an array or horizon=m")
+
+    it = iter(rows)
+    try:
+        first = next(it)
+    except StopIteration:
+        raise PrivacyInputError("empty stream") from None
+    d = first.shape[0]
+    k = check_k(k, d)
+
+    if tree:
+        sigma = tree_node_noise_scale(eps, dl, m, neighbouring)
+        agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sigma, rng))
+    else:
+        sigma = algorithm1_noise_scale(eps, dl)
+        C = np.zeros((d, d))
+
+    V = random_orthonormal(d, k, rng)
+    subspaces = [V] if keep_subspaces else []
+    gains: list[float] = []
+    S_true = np.zeros((d, d))
+    regret_curve: list[float] = []
+
+    t = 0
+    row = first
+    while row is not None:
+        if tree and t >= m:
+            raise PrivacyInputError(f"stream longer than horizon={m}")
+        g = float(np.sum((V.T @ row) ** 2))
+        gains.append(g)
+        outer = np.outer(row, row)
+        S_true += outer
+        if tree:
+            agg.add(outer)
+            C_hat = agg.prefix()
+        else:
+            C = C + outer
+            C_hat = C + symmetric_gaussian(d, sigma, rng)
+        V = top_k_eigenvectors(C_hat, k)
+        if keep_subspaces:
+            subspaces.append(V)
+        w = np.linalg.eigvalsh(S_true)
+        regret_curve.append(float(np.sum(w[::-1][:k])) - float(np.sum(gains)))
+        t += 1
+        row = next(it, None)
+
+    opt = float(np.sum(np.linalg.eigvalsh(S_true)[::-1][:k]))
+    cum = float(np.sum(gains))
+    info: dict[str, Any] = {
+        "gains": np.asarray(gains), "cumulative_gain": cum, "opt": opt, "regret": opt - cum,
+        "regret_curve": np.asarray(regret_curve), "m": t, "tree": tree, "n_clipped": clipped[0],
+        "neighbouring_sensitivity": sens,
+    }
+    if keep_subspaces:
+        info["subspaces"] = np.stack(subspaces)
+    if tree:
+        info.update(noise_scale=sigma, node_noise_scale=sigma, horizon=m, tree_height=agg.H,
+                    max_membership=max(agg.membership), n_noise_draws=agg.n_noise_draws)
+        guarantee = PrivacyGuarantee(eps, dl, neighbouring, exact=True,
+                                     note="tree-based aggregation: whole sequence (eps, delta)-DP "
+                                          "(event-level stream neighbours)")
+    else:
+        eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring)
+        info.update(noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total)
+        guarantee = PrivacyGuarantee(eps_total, dl, neighbouring, exact=False,
+                                     note=f"Algorithm 2: each step ({eps}, {dl})-DP; whole sequence bounded by "
+                                          f"zCDP composition over {t} releases")
+    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+
+
+def online_regret_bounds(m: int | np.ndarray, d: int, k: int, opt: float | np.ndarray, epsilon: float,
+                         delta: float) -> dict[str, Any]:
+    """Regret-bound *rates* of DTTZ Theorems 9 and 8 with all O(·) constants set to 1.
+
+    Theorem 9 (Algorithm 2, ε < 1, δ < 1/m): ``k sqrt(d) log m / ε + ε OPT + 1``.
+    Theorem 8 (private, tree; needs δ < 1/m², ε < 0.1, OPT > k sqrt(d) log²(m/δ)/ε²):
+    ``sqrt(k OPT) d^{1/4} log²(m/δ)``.  ``theorem8_conditions`` says whether the hypotheses hold.
+    """
+    m = np.asarray(m, dtype=float)
+    opt = np.asarray(opt, dtype=float)
+    t9 = k * math.sqrt(d) * np.log(m) / epsilon + epsilon * opt + 1.0
+    t8 = np.sqrt(k * opt) * d ** 0.25 * np.log(m / delta) ** 2
+    cond8 = (delta < 1.0 / m ** 2) & (epsilon < 0.1) & (opt > k * math.sqrt(d) * np.log(m / delta) ** 2 / epsilon ** 2)
+    cond9 = (epsilon < 1.0) & (delta < 1.0 / m)
+    return {"theorem9": t9, "theorem8": t8, "theorem8_conditions": cond8, "theorem9_conditions": cond9}
