@@ -1,0 +1,455 @@
+"""Samplers for the (matrix) Bingham distribution BMF(B): density ∝ exp(tr(VᵀBV)).
+
+Three samplers live here.
+
+``sample_vector_bingham`` (k = 1, **exact**)
+    Rejection sampling from f(x) ∝ exp(xᵀBx) on the unit sphere S^{d-1} with an
+    angular central Gaussian (ACG) envelope (Kent, Ganeiber & Mardia 2018).
+    Derivation (d = dimension, all densities w.r.t. the uniform measure on the sphere):
+
+    * ACG(Ω) has density g(x) ∝ (xᵀΩx)^{-d/2}; draw it as x = y/‖y‖, y ~ N(0, Ω⁻¹).
+    * Take Ω = βI − 2B with β > 2λ_max(B) (so Ω ≻ 0).  On the sphere
+      xᵀΩx = β − 2s with s = xᵀBx, hence the unnormalised ratio is
+      r(x) = exp(s) (β − 2s)^{d/2}.
+    * h(s) = s + (d/2) log(β − 2s) is concave with h'(s) = 1 − d/(β − 2s) = 0 at
+      β − 2s = d, so M = sup r = exp((β − d)/2) d^{d/2}.  This bound holds for *every*
+      β > 2λ_max, so the sampler is exact whatever β we pick; β only sets efficiency.
+    * Accept with probability r(x)/M.  Writing u = xᵀΩx / d:
+      log(r/M) = (d/2)(1 + log u − u) ≤ 0 (equality iff u = 1).
+    * β is chosen as in Kent et al.: Σᵢ 1/(β − 2λᵢ) = 1, i.e. tr Ω⁻¹ = 1.  With
+      Λ = λ_max I − B and b = β − 2λ_max this is their Σ 1/(b + 2Λᵢ) = 1,
+      Ω ∝ I + 2Λ/b, and the acceptance probability reads
+      exp(−xᵀΛx) (xᵀΩ_b x)^{d/2} exp((d − b)/2) (b/d)^{d/2}  with Ω_b = I + 2Λ/b.
+      Note the factor (b/d)^{d/2}: writing (d/b)^{d/2} instead (the inverted ratio
+      shipped by some libraries) gives "probabilities" ≥ 1 and samples the wrong law.
+
+    Everything is done in the eigenbasis of B (one ``eigh``), so a proposal costs O(d).
+
+``reference_gibbs_sweep`` (k ≥ 1, **reference MCMC**)
+    Hoff (2009)'s column-wise Gibbs sampler: for each column j, the full conditional
+    of v_j given the other columns is the vector Bingham on the unit sphere of the
+    null space N of the other columns with parameter NᵀBN.  We draw it with the
+    exact k = 1 sampler above (Hoff and CSS 2013 used an inner coordinate-wise Gibbs
+    sweep instead; an exact conditional draw mixes at least as well).  Each sweep
+    costs k × (complete QR + NᵀBN + eigh of a (d−k+1)-square matrix) = O(k d³).
+    This is the baseline: simple and obviously correct.
+
+``givens_sweeps`` (k ≥ 1, **fast MCMC**, the default for k > 1)
+    A Gibbs sampler on the orthogonal group.  The state is a full orthogonal matrix
+    Q = [V, W] (V = first k columns, W an orthonormal completion), with target
+    π̃(dQ) ∝ exp(tr(VᵀBV)) μ(dQ), μ = Haar measure on O(d).  Because Haar measure on
+    O(d) pushes forward to the uniform measure on the Stiefel manifold and the
+    density depends on Q only through V, the V-marginal of π̃ is exactly BMF(B).
+
+    One move picks a pair of columns (i, j), i < k ≤ j (or i < j < k) and replaces
+    Q by Q G(θ), where G(θ) is the Givens rotation by θ in coordinates (i, j), with θ
+    drawn from the conditional of π̃ on the coset Q·H, H = {G(θ)} ≅ SO(2):
+    density ∝ π̃(Q G(θ)) dθ.  Invariance: H is a compact subgroup and μ is
+    right-invariant, so μ disintegrates over the cosets {Q H} into the uniform
+    measure dθ/2π on each coset; the move therefore draws exactly from the
+    conditional law of π̃ given the coset (a σ-algebra), and such a draw leaves π̃
+    invariant (it is a Gibbs step for the "coset" coordinate).  No accept/reject
+    step is involved.
+
+    The conditional is explicit.  With C = QᵀBQ, rotating column i against a
+    completion column j changes v_i into cos θ v_i + sin θ w_j and
+        v_iᵀBv_i = (c_ii + c_jj)/2 + (c_ii − c_jj)/2 · cos 2θ + c_ij · sin 2θ,
+    so 2θ (mod 2π) is von Mises with κ = ‖(a, c_ij)‖, μ = atan2(c_ij, a),
+    a = (c_ii − c_jj)/2, and θ = φ/2 or φ/2 + π with probability ½ each (the law of θ
+    has period π).  The von Mises draw is the exact Best–Fisher (1979) rejection
+    sampler (no wrapped-normal shortcut at large κ).  A rotation between two columns
+    of V leaves tr(VᵀBV) unchanged, so its θ is uniform on [0, 2π): these moves only
+    spin the frame (they help the F_k statistic, not q_F).
+
+    One *iteration* (sweep) = every pair (i, j) with i < k ≤ j once, then every
+    pair i < j < k once.  In the eigenbasis of B (B = diag(b)) each move costs O(d):
+    c_ij = Σ_l b_l Q_li Q_lj plus the update of two columns; c_ii is cached.
+    A sweep is O(k (d − k) d) instead of O(k d³) for the reference sweep.
+
+    The chain's released V is its last state; the completion W is a nuisance
+    variable.  Starting Q from Haar gives a uniform V, as in CSS 2013.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+try:  # Numba is a hard dependency of the project, but keep a clear error path.
+    import numba
+    from numba import njit
+except ImportError:  # pragma: no cover
+    numba = None
+
+    def njit(*args, **kwargs):  # type: ignore[no-redef]
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+
+__all__ = [
+    "acg_beta",
+    "acg_log_accept",
+    "sample_vector_bingham",
+    "reference_gibbs_sweep",
+    "givens_sweeps",
+    "seed_numba",
+    "vonmises_numba",
+    "run_bingham_chains",
+    "progress_enabled",
+]
+
+
+# ---------------------------------------------------------------------------
+# k = 1: exact ACG rejection sampler
+# ---------------------------------------------------------------------------
+
+def acg_beta(evals: np.ndarray) -> float:
+    """β > 2 λ_max(B) solving Σᵢ 1/(β − 2λᵢ) = 1 (Kent, Ganeiber & Mardia 2018).
+
+    Writing β = 2λ_max + t, the root t lies in [1, d]: at t = 1 the λ_max term alone
+    is 1, at t = d every term is ≤ 1/d.
+    """
+    lam = np.asarray(evals, dtype=np.float64).ravel()
+    d = lam.size
+    gaps = 2.0 * (lam.max() - lam)  # ≥ 0, one of them 0
+
+    def g(t: float) -> float:
+        return float(np.sum(1.0 / (t + gaps)) - 1.0)
+
+    if d == 1:
+        return 2.0 * lam.max() + 1.0
+    if g(float(d)) >= 0.0:  # all eigenvalues equal
+        t = float(d)
+    else:
+        t = optimize.brentq(g, 1.0, float(d), xtol=1e-12, rtol=1e-14)
+    return float(2.0 * lam.max() + t)
+
+
+def acg_log_accept(x: np.ndarray, evals: np.ndarray, beta: float) -> np.ndarray:
+    """log of the acceptance probability r(x)/M for proposals ``x`` (rows, eigen-coordinates).
+
+    r(x) = exp(xᵀBx)(xᵀΩx)^{d/2}, Ω = βI − 2B, M = exp((β − d)/2) d^{d/2};
+    log(r/M) = (d/2)(1 + log u − u) with u = xᵀΩx/d.  Always ≤ 0.
+    """
+    x = np.atleast_2d(x)
+    d = x.shape[-1]
+    omega = beta - 2.0 * np.asarray(evals, dtype=np.float64)
+    u = (x * x) @ omega / d
+    return 0.5 * d * (1.0 + np.log(u) - u)
+
+
+def sample_vector_bingham(B: np.ndarray | None = None, size: int | None = None, *,
+                          rng: np.random.Generator, eig: tuple[np.ndarray, np.ndarray] | None = None,
+                          batch: int | None = None, max_proposals: int = 10**9,
+                          return_info: bool = False):
+    """Exact draw(s) from the vector Bingham law f(x) ∝ exp(xᵀBx) on S^{d-1}.
+
+    Parameters
+    ----------
+    B : symmetric d x d matrix (ignored if ``eig`` is given).
+    size : number of draws; ``None`` returns a single vector of shape (d,).
+    eig : optional ``(evals, evecs)`` of B (as from ``numpy.linalg.eigh``); if ``evecs``
+        is None the draws are returned in the eigen-coordinates.
+    return_info : also return ``{"proposals": ..., "accepted": ..., "acceptance_rate": ..., "beta": ...}``.
+    """
+    if eig is None:
+        if B is None:
+            raise ValueError("give B or eig")
+        B = np.asarray(B, dtype=np.float64)
+        evals, evecs = np.linalg.eigh((B + B.T) / 2)
+    else:
+        evals, evecs = eig
+        evals = np.asarray(evals, dtype=np.float64)
+    d = evals.size
+    n_want = 1 if size is None else int(size)
+    beta = acg_beta(evals)
+    omega = beta - 2.0 * evals
+    inv_sqrt_omega = 1.0 / np.sqrt(omega)
+    out = np.empty((n_want, d))
+    got = 0
+    proposals = 0
+    if batch is None:
+        batch = max(16, min(8192, 4 * n_want + 8))
+    while got < n_want:
+        if proposals >= max_proposals:
+            raise RuntimeError(f"vector Bingham sampler: {proposals} proposals without finishing")
+        m = batch
+        y = rng.standard_normal((m, d)) * inv_sqrt_omega
+        r2 = np.einsum("ij,ij->i", y, y)
+        x = y / np.sqrt(r2)[:, None]
+        # u = xᵀΩx / d = (Σ z²) / (d Σ z²/ω): computed as (yᵀΩy)/(d ‖y‖²)
+        u = np.einsum("ij,ij,j->i", y, y, omega) / (d * r2)
+        log_acc = 0.5 * d * (1.0 + np.log(u) - u)
+        acc = np.log(rng.random(m)) < log_acc
+        idx = np.flatnonzero(acc)
+        # count proposals up to (and including) the last one we use
+        take = min(idx.size, n_want - got)
+        if take > 0:
+            out[got:got + take] = x[idx[:take]]
+            got += take
+            proposals += (int(idx[take - 1]) + 1) if got == n_want else m
+        else:
+            proposals += m
+        if got < n_want:
+            # adapt the batch to the observed acceptance rate
+            rate = max(got, 1) / max(proposals, 1)
+            batch = int(min(65536, max(16, 1.2 * (n_want - got) / max(rate, 1e-6))))
+    if evecs is not None:
+        out = out @ np.asarray(evecs).T
+    res = out[0] if size is None else out
+    if return_info:
+        return res, {"proposals": proposals, "accepted": n_want,
+                     "acceptance_rate": n_want / proposals, "beta": beta}
+    return res
+
+
+# ---------------------------------------------------------------------------
+# k > 1: reference sampler (Hoff 2009 column-wise Gibbs, exact conditionals)
+# ---------------------------------------------------------------------------
+
+def reference_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One sweep of Hoff's column-wise Gibbs sampler for BMF(B), in place on ``V`` (d x k).
+
+    For each column j: N = orthonormal basis of the complement of the other columns
+    (complete QR), z ~ vector Bingham(NᵀBN) drawn exactly, v_j = N z.
+    """
+    d, k = V.shape
+    for j in range(k):
+        others = np.delete(V, j, axis=1)
+        if k > 1:
+            Qc, _ = np.linalg.qr(others, mode="complete")
+            N = Qc[:, k - 1:]
+        else:
+            N = np.eye(d)
+        M = N.T @ B @ N
+        z = sample_vector_bingham((M + M.T) / 2, rng=rng)
+        V[:, j] = N @ z
+    return V
+
+
+# ---------------------------------------------------------------------------
+# k > 1: fast sampler (Givens-rotation Gibbs on O(d)), Numba kernels
+# ---------------------------------------------------------------------------
+
+@njit(cache=True)
+def seed_numba(seed):
+    """Seed Numba's internal generator (used by the Givens kernel)."""
+    np.random.seed(seed)
+
+
+@njit(cache=True)
+def vonmises_numba(mu, kappa):
+    """Exact von Mises(μ, κ) draw on (−π, π] (Best & Fisher 1979), stable for large κ."""
+    if kappa < 1e-8:
+        return math.pi * (2.0 * np.random.random() - 1.0)
+    if kappa < 1e-5:
+        s = 1.0 / kappa + kappa
+        sm1 = s - 1.0
+    else:
+        r = 1.0 + math.sqrt(1.0 + 4.0 * kappa * kappa)
+        rho = (r - math.sqrt(2.0 * r)) / (2.0 * kappa)
+        one_m_rho = 1.0 - rho
+        sm1 = one_m_rho * one_m_rho / (2.0 * rho)  # s - 1, no cancellation
+        s = 1.0 + sm1
+    while True:
+        U = np.random.random()
+        Z = math.cos(math.pi * U)
+        onepz = 2.0 * math.cos(0.5 * math.pi * U) ** 2  # 1 + Z
+        onemz = 2.0 - onepz  # 1 - Z
+        denom = sm1 + onepz  # s + Z
+        W = (1.0 + s * Z) / denom
+        one_m_w = sm1 * onemz / denom  # 1 - W, exact algebra
+        Y = kappa * (sm1 + one_m_w)  # kappa (s - W)
+        V = np.random.random()
+        if Y * (2.0 - Y) - V >= 0.0:
+            break
+        if V > 0.0 and Y > 0.0 and math.log(Y / V) + 1.0 - Y >= 0.0:
+            break
+    # acos(W) = 2 asin(sqrt((1 - W)/2)), accurate for W close to 1
+    h = 0.5 * one_m_w
+    if h > 1.0:
+        h = 1.0
+    if h < 0.0:
+        h = 0.0
+    ang = 2.0 * math.asin(math.sqrt(h))
+    if np.random.random() < 0.5:
+        ang = -ang
+    return mu + ang
+
+
+@njit(cache=True, fastmath=False)
+def _column_energy(Qt, b, j):
+    d = b.shape[0]
+    s = 0.0
+    for l in range(d):
+        s += b[l] * Qt[j, l] * Qt[j, l]
+    return s
+
+
+@njit(cache=True)
+def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V):
+    """Run ``n_iter`` Givens-Gibbs sweeps in place on one chain.
+
+    Qt : (d, d) array, row j = column j of Q (in the eigenbasis of B).
+    b : (d,) eigenvalues of B.
+    energy_out : (n_iter,) receives tr(VᵀBV) after each sweep.
+    sum_V : (k, d) running sum of Vᵀ (for the F_k statistic), updated in place.
+    """
+    d = b.shape[0]
+    cdiag = np.empty(d)
+    for j in range(d):
+        cdiag[j] = _column_energy(Qt, b, j)
+    for it in range(n_iter):
+        for i in range(k):
+            for j in range(k, d):
+                cij = 0.0
+                for l in range(d):
+                    cij += b[l] * Qt[i, l] * Qt[j, l]
+                cii = cdiag[i]
+                cjj = cdiag[j]
+                a = 0.5 * (cii - cjj)
+                kappa = math.sqrt(a * a + cij * cij)
+                mu = math.atan2(cij, a)
+                phi = vonmises_numba(mu, kappa)
+                theta = 0.5 * phi
+                if np.random.random() < 0.5:
+                    theta += math.pi
+                c = math.cos(theta)
+                s = math.sin(theta)
+                for l in range(d):
+                    qi = Qt[i, l]
+                    qj = Qt[j, l]
+                    Qt[i, l] = c * qi + s * qj
+                    Qt[j, l] = c * qj - s * qi
+                cdiag[i] = c * c * cii + 2.0 * c * s * cij + s * s * cjj
+                cdiag[j] = s * s * cii - 2.0 * c * s * cij + c * c * cjj
+        # frame spins inside V: conditional of θ is uniform (tr(VᵀBV) unchanged)
+        for i in range(k):
+            for j in range(i + 1, k):
+                theta = 2.0 * math.pi * np.random.random()
+                c = math.cos(theta)
+                s = math.sin(theta)
+                for l in range(d):
+                    qi = Qt[i, l]
+                    qj = Qt[j, l]
+                    Qt[i, l] = c * qi + s * qj
+                    Qt[j, l] = c * qj - s * qi
+        e = 0.0
+        for i in range(k):
+            cdiag[i] = _column_energy(Qt, b, i)
+            e += cdiag[i]
+            for l in range(d):
+                sum_V[i, l] += Qt[i, l]
+        energy_out[it] = e
+
+
+# ---------------------------------------------------------------------------
+# Multi-chain driver (shared by ppca and the Figure-2 experiment)
+# ---------------------------------------------------------------------------
+
+def progress_enabled(progress: bool | None) -> bool:
+    """``progress=None`` (auto): show a bar only on a TTY and when ``CI`` is unset."""
+    import os
+    import sys
+
+    if progress is not None:
+        return bool(progress)
+    if os.environ.get("CI"):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except Exception:  # pragma: no cover
+        return False
+
+
+def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, sampler: str = "gibbs",
+                       n_chains: int = 4, iterations: int = 20000, record_every: int = 100,
+                       progress: bool | None = None, chunk: int | None = None,
+                       reorth_every: int = 1000, desc: str = "BMF sampler") -> dict:
+    """Run ``n_chains`` MCMC chains for BMF(diag(evals)) from uniform (Haar) starts.
+
+    Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
+    ``sampler`` is ``"gibbs"`` (fast Givens chain) or ``"reference"`` (Hoff column Gibbs).
+
+    Returns a dict with
+      ``V``: (n_chains, d, k) final states (eigen-coordinates),
+      ``energy``: (n_chains, iterations) tr(VᵀBV) after each iteration,
+      ``F``: (n_chains, n_rec) F_k^i(T) at ``T`` = ``record_iterations``,
+      ``record_iterations``: (n_rec,), ``seconds``: wall time.
+    """
+    import time
+
+    from tqdm.auto import tqdm
+
+    evals = np.ascontiguousarray(np.asarray(evals, dtype=np.float64))
+    d = evals.size
+    k = int(k)
+    iterations = int(iterations)
+    if iterations < 1:
+        raise ValueError("iterations must be >= 1")
+    if sampler not in ("gibbs", "reference"):
+        raise ValueError(f"unknown MCMC sampler {sampler!r}")
+    record_every = max(1, int(record_every))
+    if chunk is None:
+        chunk = record_every if sampler == "gibbs" else 1
+        # keep kernel calls reasonably long (progress updates ~ every few 1e6 flops)
+        while sampler == "gibbs" and chunk * k * d * d < 2e7 and chunk < 5000:
+            chunk *= 2
+    energy = np.empty((n_chains, iterations))
+    rec_T = np.arange(record_every, iterations + 1, record_every)
+    F = np.empty((n_chains, rec_T.size))
+    Vout = np.empty((n_chains, d, k))
+    t0 = time.perf_counter()
+    bar = tqdm(total=n_chains * iterations, desc=desc, unit="it", disable=not progress_enabled(progress),
+               mininterval=0.5, smoothing=0.05)
+    Bdiag = np.diag(evals)
+    try:
+        for c in range(n_chains):
+            if sampler == "gibbs":
+                seed_numba(int(rng.integers(0, 2**31 - 1)))
+                Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+                Qt = np.ascontiguousarray(Q.T)
+                sum_V = np.zeros((k, d))
+                done = 0
+                next_rec = 0
+                since_reorth = 0
+                while done < iterations:
+                    # stop exactly on the next record point
+                    step = min(chunk, iterations - done)
+                    if next_rec < rec_T.size:
+                        step = min(step, int(rec_T[next_rec]) - done)
+                    givens_sweeps(Qt, evals, k, step, energy[c, done:done + step], sum_V)
+                    done += step
+                    since_reorth += step
+                    if next_rec < rec_T.size and done == rec_T[next_rec]:
+                        F[c, next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
+                        next_rec += 1
+                    if since_reorth >= reorth_every:
+                        # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
+                        Qn, R = np.linalg.qr(Qt.T)
+                        Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
+                        since_reorth = 0
+                    bar.update(step)
+                Qn, R = np.linalg.qr(Qt.T)
+                Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
+                Vout[c] = Qt[:k].T
+            else:
+                V = np.linalg.qr(rng.standard_normal((d, k)))[0]
+                sum_V = np.zeros((d, k))
+                next_rec = 0
+                for t in range(iterations):
+                    reference_gibbs_sweep(V, Bdiag, rng)
+                    sum_V += V
+                    energy[c, t] = float(np.einsum("ij,i,ij->", V, evals, V))
+                    if next_rec < rec_T.size and t + 1 == rec_T[next_rec]:
+                        F[c, next_rec] = np.linalg.norm(sum_V / (t + 1)) / np.sqrt(k)
+                        next_rec += 1
+                    bar.update(1)
+                Vout[c] = np.linalg.qr(V)[0] * np.sign(np.diag(np.linalg.qr(V)[1]))
+    finally:
+        bar.close()
+    return {"V": Vout, "energy": energy, "F": F, "record_iterations": rec_T,
+            "seconds": time.perf_counter() - t0, "sampler": sampler}
