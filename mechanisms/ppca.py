@@ -1,0 +1,197 @@
+"""PPCA: the exponential mechanism of Chaudhuri, Sarwate & Sinha (JMLR 2013), Algorithm 2.
+
+Release V ~ BMF(n ε/2 · A), A = XᵀX/n, density ∝ exp(tr(VᵀBV)) on d x k frames.
+
+Privacy.  The score tr(VᵀXᵀXV) = Σ_rows ‖Vᵀx‖² changes by at most 1 when one row
+(of norm ≤ 1) is replaced, since each ‖Vᵀx‖² ∈ [0, 1].  Sampling ∝ exp(ε/2 · score) is
+therefore ε-DP (δ = 0) under replace-one-row — **for an exact draw only**.
+
+Samplers (``sampler=``):
+  ``"exact"``     k = 1 only: ACG rejection sampler (mechanisms.bingham); the draw is
+                  exact, the guarantee is recorded with ``exact=True``.
+  ``"gibbs"``     fast Givens-rotation Gibbs chain (default for k > 1).
+  ``"reference"`` Hoff (2009) column-wise Gibbs with exact column conditionals.
+  ``"auto"``      exact for k = 1, gibbs otherwise.
+
+MCMC runs ``n_chains`` chains from uniform (Haar) starts for ``iterations`` sweeps
+each; the released V is the final state of chain 0.  The other chains exist only to
+compute the convergence diagnostics (split-R̂ and bulk ESS of the q_F trace after
+``burn_in``).  They are not released, but they do depend on the data: their only
+influence on the output is the ``converged``/``rhat``/``ess`` fields of ``info``
+(diagnostics of an approximate sampler are not covered by the ε guarantee either).
+An MCMC draw is only approximately BMF distributed, so the guarantee is recorded
+with ``exact=False`` and no (ε, δ) claim beyond "ε if the chain had converged".
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ._base import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k, second_moment
+from .bingham import run_bingham_chains, sample_vector_bingham
+from .diagnostics import MIN_ESS_PER_CHAIN, RHAT_THRESHOLD, summarize_chains
+
+__all__ = ["ppca", "ppca_from_second_moment", "gibbs_convergence_traces", "SAMPLERS"]
+
+SAMPLERS = ("auto", "exact", "gibbs", "reference")
+
+_MCMC_NOTE = ("epsilon-DP (replace-one-row) holds only for an exact draw from BMF(n*eps/2*A); "
+              "this output is the final state of an MCMC chain ({sampler}, {iterations} iterations, "
+              "chain 0 of {n_chains}) and is only approximately BMF-distributed: no formal guarantee "
+              "(CSS 2013 section 6.2). Convergence diagnostics: converged={converged}, "
+              "split-Rhat={rhat:.4g}, bulk-ESS={ess:.4g}.")
+_EXACT_NOTE = ("exact draw from BMF(n*eps/2*A) by ACG rejection (k = 1): pure epsilon-DP, "
+               "replace-one-row, up to floating-point effects (Mironov 2012).")
+
+
+def _resolve_sampler(sampler: str, k: int) -> str:
+    if sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; valid: {SAMPLERS}")
+    if sampler == "auto":
+        return "exact" if k == 1 else "gibbs"
+    if sampler == "exact" and k != 1:
+        raise ValueError("sampler='exact' is only available for k = 1; use 'gibbs' (fast MCMC) "
+                         "or 'reference' for k > 1, or ppca_iterative for an exact k-step mechanism")
+    return sampler
+
+
+def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rng: np.random.Generator,
+                            sampler: str = "auto", iterations: int = 20000, burn_in: int | None = None,
+                            n_chains: int = 4, start: str = "uniform", progress: bool | None = None,
+                            record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
+                            min_ess: float | None = None, warn: bool = True,
+                            n_clipped: int = 0) -> MechanismOutput:
+    """PPCA given A = XᵀX/n and n (no data validation: use :func:`ppca` for raw data)."""
+    eps = check_epsilon(epsilon)
+    A = np.asarray(A, dtype=np.float64)
+    d = A.shape[0]
+    k = check_k(k, d)
+    sampler = _resolve_sampler(sampler, k)
+    if start != "uniform":
+        raise ValueError("only start='uniform' is supported: a data-dependent start would leak "
+                         "information through a non-converged chain")
+    scale = n * eps / 2.0
+    evals_A, U = np.linalg.eigh((A + A.T) / 2)
+    evals_B = scale * evals_A
+    concentration = float(scale * evals_A[-1])
+    info: dict[str, Any] = {"sampler": sampler, "n_clipped": int(n_clipped), "concentration": concentration,
+                            "n": int(n), "epsilon": eps, "k": k, "d": d}
+    t0 = time.perf_counter()
+    if sampler == "exact":
+        x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
+        V = x.reshape(d, 1)
+        info.update(iterations=0, burn_in=0, n_chains=1, converged=None, rhat=None, ess=None,
+                    acceptance_rate=sinfo["acceptance_rate"], proposals=sinfo["proposals"],
+                    seconds=time.perf_counter() - t0)
+        guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
+        return MechanismOutput(components=V, guarantee=guarantee, info=info)
+
+    iterations = int(iterations)
+    n_chains = int(n_chains)
+    if n_chains < 1:
+        raise ValueError("n_chains must be >= 1")
+    if burn_in is None:
+        burn_in = iterations // 2
+    burn_in = int(burn_in)
+    if not (0 <= burn_in < iterations):
+        raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
+    res = run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=n_chains, iterations=iterations,
+                             record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}")
+    trace = res["energy"][:, burn_in:] / scale  # q_F(V(t)) = tr(VᵀAV)
+    if trace.shape[1] >= 4:
+        diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
+    else:
+        diag = {"rhat": float("nan"), "ess": float("nan"), "converged": False,
+                "rhat_threshold": rhat_threshold, "min_ess": float("nan")}
+    V = U @ res["V"][0]
+    # polish orthonormality (changes V by O(1e-15))
+    Qv, R = np.linalg.qr(V)
+    V = Qv * np.sign(np.diag(R))
+    info.update(iterations=iterations, burn_in=burn_in, n_chains=n_chains, released_chain=0,
+                converged=bool(diag["converged"]), rhat=float(diag["rhat"]), ess=float(diag["ess"]),
+                rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
+                q_F_trace_mean=float(trace.mean()), F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
+                seconds=time.perf_counter() - t0)
+    if not diag["converged"] and warn:
+        warnings.warn(
+            f"PPCA {sampler} sampler did NOT pass convergence diagnostics after {iterations} iterations "
+            f"x {n_chains} chains (split-Rhat = {diag['rhat']:.4g}, threshold {rhat_threshold}; bulk-ESS = "
+            f"{diag['ess']:.4g}, minimum {diag['min_ess']:.4g}). The released subspace may be far from "
+            f"BMF(n*eps/2*A); increase iterations.", RuntimeWarning, stacklevel=3)
+    note = _MCMC_NOTE.format(sampler=sampler, iterations=iterations, n_chains=n_chains,
+                             converged=info["converged"], rhat=info["rhat"], ess=info["ess"])
+    guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note)
+    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+
+
+def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: str = "auto",
+         iterations: int = 20000, burn_in: int | None = None, n_chains: int = 4, start: str = "uniform",
+         clip: bool = False, progress: bool | None = None, record_every: int = 100,
+         rhat_threshold: float = RHAT_THRESHOLD, min_ess: float | None = None,
+         warn: bool = True) -> MechanismOutput:
+    """PPCA (CSS 2013 Algorithm 2): sample V ~ BMF(n ε/2 · XᵀX/n).
+
+    Parameters
+    ----------
+    X : n x d data, rows of L2 norm ≤ 1 (``clip=True`` scales longer rows back).
+    k : target dimension, 1 ≤ k < d.
+    epsilon : privacy parameter (> 0).
+    rng : numpy Generator (the only source of randomness; fixed seed ⇒ identical output).
+    sampler : "auto" | "exact" | "gibbs" | "reference" (see module docstring).
+    iterations : MCMC sweeps per chain (CSS 2013 used T = 20,000).
+    burn_in : sweeps discarded before computing R̂/ESS (default iterations // 2).
+    n_chains : chains run from uniform starts; chain 0 is released.
+    progress : tqdm bar; None = auto (on a TTY and CI unset).
+    rhat_threshold, min_ess : convergence rule: split-R̂ < rhat_threshold (default 1.01) and
+        bulk-ESS ≥ min_ess (default 100 per chain).  Otherwise a RuntimeWarning is emitted
+        and ``info["converged"] = False``.
+    """
+    eps = check_epsilon(epsilon)
+    X, n_clipped = check_data(X, clip=clip)
+    n, d = X.shape
+    k = check_k(k, d)
+    A = second_moment(X)
+    return ppca_from_second_moment(A, n, k, epsilon=eps, rng=rng, sampler=sampler, iterations=iterations,
+                                   burn_in=burn_in, n_chains=n_chains, start=start, progress=progress,
+                                   record_every=record_every, rhat_threshold=rhat_threshold,
+                                   min_ess=min_ess, warn=warn, n_clipped=n_clipped)
+
+
+def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_chains: int = 5,
+                             iterations: int = 40000, rng: np.random.Generator | None = None,
+                             record_every: int = 100, sampler: str = "gibbs", burn_in: int | None = None,
+                             progress: bool | None = None) -> dict:
+    """Figure 2 of CSS 2013: log F_k^i(T) for ``n_chains`` chains from uniform starts.
+
+    Returns a dict with
+      ``T``: (n_rec,) iterations at which F is recorded (multiples of ``record_every``),
+      ``log_F``: (n_chains, n_rec) natural log of F_k^i(T),
+      ``q_F``: (n_chains, iterations) trace of tr(V(t)ᵀ A V(t)),
+      ``rhat``, ``ess``, ``converged``: diagnostics on q_F after ``burn_in`` (default half),
+      ``seconds``, ``sampler``, ``concentration``.
+    """
+    if rng is None:
+        raise ValueError("pass rng (numpy Generator)")
+    eps = check_epsilon(epsilon)
+    A = np.asarray(A, dtype=np.float64)
+    d = A.shape[0]
+    k = check_k(k, d)
+    if sampler not in ("gibbs", "reference"):
+        raise ValueError("sampler must be 'gibbs' or 'reference'")
+    scale = n * eps / 2.0
+    evals = np.linalg.eigvalsh((A + A.T) / 2)
+    res = run_bingham_chains(scale * evals, k, rng=rng, sampler=sampler, n_chains=n_chains,
+                             iterations=iterations, record_every=record_every, progress=progress,
+                             desc=f"Figure 2 {sampler} d={d} k={k}")
+    qF = res["energy"] / scale
+    if burn_in is None:
+        burn_in = iterations // 2
+    diag = summarize_chains(qF[:, burn_in:]) if qF.shape[1] - burn_in >= 4 else {
+        "rhat": float("nan"), "ess": float("nan"), "converged": False}
+    return {"T": res["record_iterations"], "log_F": np.log(res["F"]), "q_F": qF,
+            "rhat": diag["rhat"], "ess": diag["ess"], "converged": diag["converged"],
+            "seconds": res["seconds"], "sampler": sampler, "concentration": float(scale * evals[-1])}
