@@ -1,0 +1,199 @@
+"""JMLR experiment runners end to end on tiny settings, resume, figures, and the Figure 1 bound."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize_scalar
+
+from experiments.jmlr import n_grid, run_sulq_bound, run_utility_vs_epsilon, run_utility_vs_n
+from experiments.results import ResultStore
+from mechanisms.bounds import mod_sulq_correlation_upper_bound, mod_sulq_phi_range
+from mechanisms.calibration import mod_sulq_noise_scale
+from tests.hydra_helpers import compose_cfg
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_n_grid():
+    assert n_grid(100_000, 1000, 3) == [1000, 10000, 100000]
+    assert n_grid(500, 1000, 4) == [500]
+    assert n_grid(5000, 1000, 1) == [5000]
+
+
+def test_utility_vs_n_runs_and_resumes(tmp_path):
+    cfg = compose_cfg(["experiment=utility_vs_n", "mechanism=mod_sulq", "scale=smoke",
+                       f"results_dir={tmp_path}", "quiet=true"])
+    first = run_utility_vs_n(cfg)
+    assert first["records_written"] == 2 * 1 * 2   # 2 sizes x 1 subset x 2 restarts
+    df = ResultStore(tmp_path).load()
+    assert sorted(df.n.unique()) == [500, 5000]
+    assert set(df.neighbouring) == {"replace-one-row"} and set(df.epsilon) == {0.1}
+    assert (df.q_F <= df.q_F_opt + 1e-12).all()
+    again = run_utility_vs_n(cfg)
+    assert again["records_written"] == 0
+    assert len(ResultStore(tmp_path).load()) == 4
+
+
+def test_adding_restarts_keeps_earlier_ones(tmp_path):
+    base = ["experiment=utility_vs_n", "mechanism=mod_sulq", "scale=smoke", f"results_dir={tmp_path}",
+            "quiet=true", "experiment.n_grid=[1000]"]
+    run_utility_vs_n(compose_cfg(base))
+    before = ResultStore(tmp_path).load().set_index("restart").q_F
+    run_utility_vs_n(compose_cfg(base + ["scale.restarts.default=4"]))
+    after = ResultStore(tmp_path).load().set_index("restart").q_F
+    assert len(after) == 4
+    assert np.array_equal(after.loc[before.index].values, before.values)
+
+
+def test_utility_vs_epsilon(tmp_path):
+    cfg = compose_cfg(["experiment=utility_vs_epsilon", "mechanism=mod_sulq", "scale=smoke",
+                       "experiment.epsilons=[0.1,10.0]", f"results_dir={tmp_path}", "quiet=true"])
+    run_utility_vs_epsilon(cfg)
+    df = ResultStore(tmp_path).load()
+    assert len(df) == 2 * 2 and set(df.delta) == {0.05}
+    means = df.groupby("epsilon_grid").q_F.mean()
+    assert means[10.0] > means[0.1]          # more privacy budget, more utility
+
+
+def test_sulq_bound_matches_independent_minimisation(tmp_path):
+    """Eq. (21) minimised by SciPy's bounded scalar search over Φ of eq. (22), written out independently."""
+    for n, d, eps in [(10**3, 50, 0.1), (10**5, 500, 1.0), (10**4, 100, 0.5), (10**6, 1000, 0.01)]:
+        beta = mod_sulq_noise_scale(n, d, eps, 0.01)
+        lo = max(1 / math.sqrt(2 * math.pi * d), math.sqrt(1 - math.exp(-2 * math.log(8 * d) / (d - 1))),
+                 math.sqrt(1 - math.exp(-(2 / beta**2 + math.log(256)) / (d - 1))))
+
+        def value(phi):
+            logk = (d - 1) * math.log(1 / math.sqrt(1 - phi**2)) - math.log(8)
+            frac = (1 / beta**2 + math.log(2)) / logk
+            if logk <= 0 or not 0 <= frac <= 1:
+                return 1.0
+            return 1 - (1 - phi) / 4 * (1 - frac) ** 2
+
+        if lo >= 1:
+            expected = 1.0
+        else:
+            res = minimize_scalar(value, bounds=(lo, 1 - 1e-12), method="bounded", options={"xatol": 1e-10})
+            expected = min(res.fun, value(lo))
+        got = mod_sulq_correlation_upper_bound(n, d, eps, 0.01)
+        assert got == pytest.approx(expected, abs=2e-4), (n, d, eps)
+        assert mod_sulq_phi_range(d, beta) == pytest.approx(lo)
+
+
+def test_sulq_bound_hand_value():
+    """d = 50, tiny n (β huge, 1/β² ~ 0): φ_min = sqrt(1 − exp(−2 ln 400 / 49)) = 0.4657...,
+    and at φ_min the bracket is 1 − ln2/(49·(−½ ln(1−φ²)) − ln 8) = 1 − 0.6931/(5.99 − 2.079)."""
+    phi = math.sqrt(1 - math.exp(-2 * math.log(400) / 49))
+    assert phi == pytest.approx(0.4657, abs=1e-4)
+    at_phi_min = 1 - (1 - phi) / 4 * (1 - math.log(2) / (49 * -0.5 * math.log(1 - phi**2) - math.log(8))) ** 2
+    bound = mod_sulq_correlation_upper_bound(10, 50, 0.01, 0.01)
+    assert bound <= at_phi_min + 1e-9
+    assert bound == pytest.approx(0.9074, abs=5e-4)
+
+
+def test_sulq_bound_runner_monotone_in_n(tmp_path):
+    cfg = compose_cfg(["experiment=sulq_bound", "experiment.dims=[50]", "experiment.epsilons=[0.1]",
+                       "experiment.log10_n.num=8", f"results_dir={tmp_path}", "quiet=true"])
+    run_sulq_bound(cfg)
+    df = ResultStore(tmp_path).load().sort_values("n")
+    assert len(df) == 8
+    assert np.all(np.diff(df.bound.values) >= -1e-12)
+
+
+def test_sweep_killed_midway_resumes_without_loss_or_duplicates(tmp_path):
+    args = [sys.executable, str(REPO / "run.py"), "experiment=utility_vs_n", "mechanism=mod_sulq", "scale=smoke",
+            "scale.restarts.default=40", "experiment.n_grid=[2000]", f"results_dir={tmp_path}", "quiet=true"]
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    records = tmp_path / "records"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not records.exists() or len(list(records.glob("*.json"))) < 5):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed_at = len(list(records.glob("*.json")))
+    assert 5 <= killed_at
+    before = {p.name: p.read_text() for p in records.glob("*.json")}
+    subprocess.run(args, cwd=REPO, check=True, capture_output=True, timeout=300)
+    store = ResultStore(tmp_path)
+    df = store.load()
+    assert len(df) == 40 and df.restart.nunique() == 40
+    for name, text in before.items():          # nothing already written was changed
+        assert (records / name).read_text() == text
+        json.loads(text)
+    store.clean_temporaries()
+
+
+def _fake_store(root: Path):
+    store = ResultStore(root)
+    rng = np.random.default_rng(0)
+    i = 0
+    for ds in ("census", "kddcup", "localization", "insurance"):
+        for mech in ("pca", "ppca", "mod_sulq", "random"):
+            for n in (1000, 10000):
+                for r in range(3):
+                    i += 1
+                    store.write({"run_key": {"i": i}, "experiment": "utility_vs_n", "dataset": ds, "split": "x",
+                                 "mechanism": mech, "n": n, "k": 4, "q_F": float(rng.uniform(0, 1)),
+                                 "timestamp": "t"})
+    for mech in ("pca", "ppca", "mod_sulq"):
+        for eps in (0.1, 1.0):
+            i += 1
+            store.write({"run_key": {"i": i}, "experiment": "utility_vs_epsilon", "dataset": "gaussian10",
+                         "mechanism": mech, "epsilon_grid": eps, "q_F": eps / 2, "timestamp": "t"})
+    for mech in ("pca", "ppca"):
+        for r in range(2):
+            i += 1
+            store.write({"run_key": {"i": i}, "experiment": "classification", "dataset": "kddcup",
+                         "mechanism": mech, "accuracy": 0.98 + r / 100, "timestamp": "t"})
+    i += 1
+    store.write({"run_key": {"i": i}, "experiment": "gibbs_convergence", "dataset": "kddcup", "k": 4, "n": 100,
+                 "traces": {"iterations": [1, 2, 3], "log_F": [[0, -1, -2], [0, -0.5, -3]]}, "timestamp": "t"})
+    for d in (50, 100):
+        for lg in (2, 3):
+            i += 1
+            store.write({"run_key": {"i": i}, "experiment": "sulq_bound", "d": d, "epsilon": 0.1,
+                         "log10_n": lg, "bound": 0.9, "timestamp": "t"})
+
+
+def test_figures_from_a_small_store(tmp_path):
+    _fake_store(tmp_path)
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "make_figures.py"), "--results", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("fig1", "fig2", "fig3", "fig4", "fig5"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / "figures" / f"{name}.{ext}").stat().st_size > 1000
+    t2 = pd.read_csv(tmp_path / "tables" / "table2.csv")
+    assert set(t2.mechanism) == {"pca", "ppca"}
+    assert t2.loc[t2.mechanism == "pca", "paper_accuracy_pct"].item() == 98.97
+    assert t2.loc[t2.mechanism == "pca", "accuracy_pct"].item() == pytest.approx(98.5)
+
+
+def test_figure_axes_are_labelled(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    sys.path.insert(0, str(REPO / "scripts"))
+    import make_figures
+    _fake_store(tmp_path)
+    df = ResultStore(tmp_path).load()
+    captured = []
+    real_save = make_figures.save
+    make_figures.save = lambda fig, out, name: captured.append(fig) or real_save(fig, out, name)
+    try:
+        make_figures.utility_vs_n(df, ["census", "kddcup"], tmp_path, "fig3", "t")
+        make_figures.fig5(df, tmp_path)
+    finally:
+        make_figures.save = real_save
+    for fig in captured:
+        for ax in fig.axes:
+            assert ax.get_xlabel() and ax.get_ylabel()
+            assert ax.get_legend() is not None
