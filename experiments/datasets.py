@@ -303,9 +303,12 @@ def _check_columns(df: pd.DataFrame, expected: int, fname: str) -> None:
     if df.shape[1] != expected:
         raise DataCorruptError(
             f"{fname}: expected {expected} columns, found {df.shape[1]} (wrong or damaged file?)")
-    if df.isna().any().any():
-        bad = int(np.flatnonzero(df.isna().any(axis=1).to_numpy())[0])
-        raise DataCorruptError(f"{fname}: empty/missing fields in row {bad + 1} (truncated file?)")
+    na = df.isna().to_numpy()
+    if na.any():
+        bad = int(np.flatnonzero(na.any(axis=1))[0])
+        got = int((~na[bad]).sum())
+        raise DataCorruptError(f"{fname}: row {bad + 1} has {got} fields, expected {expected} "
+                               "(truncated, damaged or wrong file?)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,7 +382,7 @@ def _one_hot(df: pd.DataFrame, numeric: list[str], categorical: list[str],
     for col in categorical:
         values = df[col]
         lev = levels[col] if levels and col in levels else sorted(values.unique().tolist())
-        codes = pd.Categorical(values, categories=lev).codes  # -1 for unseen levels
+        codes = pd.Index(lev).get_indexer(values)  # -1 for levels unseen in `lev`
         block = np.zeros((len(df), len(lev)))
         ok = codes >= 0
         block[np.flatnonzero(ok), codes[ok]] = 1.0
