@@ -210,7 +210,7 @@ def run_sulq_bound(cfg: DictConfig) -> dict:
 def run_gibbs_convergence(cfg: DictConfig) -> dict:
     """Figure 2: log F_k^i(T) traces of several PPCA chains from uniform starts (JMLR section 6.2)."""
     from mechanisms.calibration import ppca_concentration
-    from mechanisms.diagnostics import gibbs_convergence_traces
+    from mechanisms.ppca import gibbs_convergence_traces
 
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, 0))
@@ -222,14 +222,18 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
     written = 0
     if not store.has(key):
         t0 = time.perf_counter()
-        traces = gibbs_convergence_traces(data.A, data.X.shape[0], float(cfg.epsilon), int(cfg.k),
-                                          n_chains=int(g.chains), iterations=int(g.iterations),
-                                          rng=mechanism_rng(cfg.seed, 0, 0), record_every=int(g.record_every),
-                                          sampler=str(cfg.experiment.sampler))
+        every = int(g.record_every)
+        res = gibbs_convergence_traces(data.A, data.X.shape[0], float(cfg.epsilon), int(cfg.k),
+                                       n_chains=int(g.chains), iterations=int(g.iterations),
+                                       rng=mechanism_rng(cfg.seed, 0, 0), record_every=every,
+                                       sampler=str(cfg.experiment.sampler), progress=cfg.progress)
         fields = {"mechanism": "ppca", "epsilon": float(cfg.epsilon), "delta": 0.0,
-                  "neighbouring": "replace-one-row",
+                  "neighbouring": "replace-one-row", "sampler": res["sampler"],
                   "concentration": ppca_concentration(data.X.shape[0], float(cfg.epsilon)),
-                  "traces": traces}
+                  "top_concentration": res["concentration"], "rhat": res["rhat"], "ess": res["ess"],
+                  "converged": res["converged"], "sampler_seconds": res["seconds"],
+                  "traces": {"iterations": res["T"], "log_F": res["log_F"],
+                             "q_F_thinned": res["q_F"][:, every - 1::every]}}
         written = store.write(make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key))[1]
     return _finish(cfg, "gibbs_convergence", written, pd.DataFrame())
 
