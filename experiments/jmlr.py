@@ -25,8 +25,8 @@ from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
 from .progress import progress_bar
 from .results import ResultStore, to_json
-from .runners import (emit, evaluate_mechanism, make_record, mechanism_rng, output_fields, results_root,
-                      run_key, subset_rng)
+from .runners import (emit, evaluate_mechanism, make_record, mechanism_rng, mechanism_stream, output_fields,
+                      results_root, run_key, subset_rng, subset_stream)
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def _summary(df: pd.DataFrame, by: list[str], value: str = "q_F") -> pd.DataFram
 
 
 def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: str) -> int:
-    """Run each ``(key_fields, rng, data_key, make_data)`` point whose record is not stored yet.
+    """Run each ``(key_fields, mechanism_stream, data_key, make_data)`` point whose record is not stored yet.
 
     ``key_fields`` go into the run key and the record; ``make_data()`` builds the
     :class:`PreparedData` (built once per ``data_key``).  Returns the number of records written.
@@ -62,8 +62,8 @@ def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: 
     written = 0
     data_key, data = object(), None
     with progress_bar(total=total, desc=desc, enable=cfg.progress) as bar:
-        for key_fields, rng, point_data_key, make_data in points:
-            key = run_key(cfg, **key_fields)
+        for key_fields, stream, point_data_key, make_data in points:
+            key = run_key(cfg, **{k: v for k, v in key_fields.items() if k != "subset_stream"})
             if store.has(key):
                 bar.update(1)
                 continue
@@ -71,7 +71,7 @@ def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: 
             mech = mech or instantiate(cfg.mechanism.fn)
             if point_data_key != data_key:
                 data_key, data = point_data_key, make_data()
-            fields = evaluate_mechanism(cfg, data, rng, mech)
+            fields = evaluate_mechanism(cfg, data, stream, mech)
             fields.update(key_fields)
             written += store.write(make_record(cfg, dataset, data.X, fields, time.perf_counter() - t0, key))[1]
             bar.update(1)
@@ -91,11 +91,11 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
         for n in grid:
             for s in range(subsets):
                 def make(n=n, s=s):
-                    X, _, _ = subsample(dataset.X, n, subset_rng(cfg.seed, s, n))
+                    X, _, _ = subsample(dataset.X, n, np.random.default_rng(subset_stream(cfg.seed, s, n)))
                     return PreparedData(X, clip=bool(cfg.clip_rows))
                 for r in range(restarts):
-                    yield ({"n": int(n), "subset": s, "restart": r}, mechanism_rng(cfg.seed, s, r, n),
-                           (n, s), make)
+                    yield ({"n": int(n), "subset": s, "restart": r, "subset_stream": subset_stream(cfg.seed, s, n)},
+                           mechanism_stream(cfg.seed, s, r, n), (n, s), make)
 
     written = _sweep(cfg, dataset, points(), len(grid) * subsets * restarts,
                      f"{cfg.mechanism.name}/{cfg.dataset.name}")
@@ -107,7 +107,8 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
 def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
     """Figure 5: ``scale.epsilon_samples`` draws per epsilon on one fixed dataset."""
     dataset = load_configured(cfg.dataset, cfg.data_dir)
-    X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, 0))
+    sub = subset_stream(cfg.seed, 0)
+    X, _, _ = subsample(dataset.X, cfg.n, np.random.default_rng(sub))
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     epsilons = [float(e) for e in cfg.experiment.epsilons]
     samples = 1 if cfg.mechanism.name == "pca" else int(cfg.scale.epsilon_samples)
@@ -115,7 +116,8 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
     for i, eps in enumerate(epsilons):
         run_cfg = cfg.copy()
         OmegaConf.update(run_cfg, "epsilon", eps, force_add=True)
-        points = (({"restart": r, "epsilon_grid": eps}, mechanism_rng(cfg.seed, 0, r, i), 0, lambda: data)
+        points = (({"restart": r, "epsilon_grid": eps, "subset_stream": sub}, mechanism_stream(cfg.seed, 0, r, i), 0,
+                   lambda: data)
                   for r in range(samples))
         written += _sweep(run_cfg, dataset, points, samples, f"{cfg.mechanism.name} eps={eps:g}")
     store = ResultStore(results_root(cfg))

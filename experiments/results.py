@@ -104,6 +104,14 @@ class ResultStore:
                 pass
         return rid, written
 
+    def get(self, rid: str) -> dict:
+        """The record with id ``rid`` (KeyError naming the store when absent)."""
+        path = self.path(rid)
+        if not path.exists():
+            raise KeyError(f"no record {rid!r} in {self.records_dir}")
+        with open(path) as fh:
+            return json.load(fh)
+
     def iter_records(self) -> Iterable[dict]:
         if not self.records_dir.exists():
             return

@@ -8,6 +8,7 @@ draws of existing ones.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -33,14 +34,29 @@ def results_root(cfg: DictConfig) -> Path:
     return p if p.is_absolute() else REPO_ROOT / p
 
 
-def subset_rng(seed: int, subset: int, *stream: int) -> np.random.Generator:
-    """Stream for drawing data subset ``subset`` (extra ids, e.g. n, make it per grid point)."""
-    return np.random.default_rng([int(seed), 0, int(subset), *map(int, stream)])
+def subset_stream(seed: int, subset: int, *extra: int) -> list[int]:
+    """Seed sequence entropy for drawing data subset ``subset`` (extra ids, e.g. n, make it per grid point)."""
+    return [int(seed), 0, int(subset), *map(int, extra)]
 
 
-def mechanism_rng(seed: int, subset: int, restart: int, *stream: int) -> np.random.Generator:
-    """Stream for the mechanism's randomness on (subset, restart)."""
-    return np.random.default_rng([int(seed), 1, int(subset), int(restart), *map(int, stream)])
+def mechanism_stream(seed: int, subset: int, restart: int, *extra: int) -> list[int]:
+    """Seed sequence entropy for the mechanism's randomness on (subset, restart)."""
+    return [int(seed), 1, int(subset), int(restart), *map(int, extra)]
+
+
+def subset_rng(seed: int, subset: int, *extra: int) -> np.random.Generator:
+    return np.random.default_rng(subset_stream(seed, subset, *extra))
+
+
+def mechanism_rng(seed: int, subset: int, restart: int, *extra: int) -> np.random.Generator:
+    return np.random.default_rng(mechanism_stream(seed, subset, restart, *extra))
+
+
+def components_digest(V: np.ndarray | None) -> str | None:
+    """sha256 of the released matrix's bytes (float64, C order): bit-for-bit reproducibility checks."""
+    if V is None:
+        return None
+    return hashlib.sha256(np.ascontiguousarray(V, dtype=np.float64).tobytes()).hexdigest()
 
 
 def mechanism_params(cfg: DictConfig) -> dict:
@@ -67,13 +83,15 @@ def run_key(cfg: DictConfig, **extra: Any) -> dict:
     return key
 
 
-def evaluate_mechanism(cfg: DictConfig, data: PreparedData, rng: np.random.Generator,
-                       mech=None) -> dict:
-    """Run the configured mechanism once on ``data``; return the utility and guarantee fields of a record."""
+def evaluate_mechanism(cfg: DictConfig, data: PreparedData, stream: list[int], mech=None) -> dict:
+    """Run the configured mechanism once on ``data`` with randomness ``default_rng(stream)``;
+    return the utility and guarantee fields of a record (including the stream, for re-runs)."""
     mech = mech or instantiate(cfg.mechanism.fn)
     t0 = time.perf_counter()
-    out = mech(data, int(cfg.k), rng=rng, clip=bool(cfg.clip_rows))
-    return output_fields(cfg, out, data, time.perf_counter() - t0)
+    out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
+    fields = output_fields(cfg, out, data, time.perf_counter() - t0)
+    fields["mechanism_stream"] = list(stream)
+    return fields
 
 
 def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | None = None) -> dict:
@@ -90,6 +108,7 @@ def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | Non
         "n_clipped": int(out.info.get("n_clipped", data.n_clipped)),
         "info": out.info,
     }
+    fields["components_sha256"] = components_digest(out.components)
     if out.components is None:  # e.g. Singhal-Steinke's "bottom" answer
         fields.update(q_F=None, q_F_normalised=None, status=out.info.get("status", "no-output"))
     else:
@@ -136,9 +155,11 @@ def run_single(cfg: DictConfig) -> dict:
     store = ResultStore(results_root(cfg))
     key = run_key(cfg)
     dataset = load_configured(cfg.dataset, cfg.data_dir)
-    X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, cfg.subset))
+    sub = subset_stream(cfg.seed, cfg.subset)
+    X, _, _ = subsample(dataset.X, cfg.n, np.random.default_rng(sub))
     data = PreparedData(X, clip=bool(cfg.clip_rows))
-    fields = evaluate_mechanism(cfg, data, mechanism_rng(cfg.seed, cfg.subset, cfg.restart))
+    fields = evaluate_mechanism(cfg, data, mechanism_stream(cfg.seed, cfg.subset, cfg.restart))
+    fields["subset_stream"] = sub
     record = make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key)
     rid, written = store.write(record)
     record["record_id"] = rid
@@ -180,6 +201,38 @@ def run_table1(cfg: DictConfig) -> dict:
     return summary
 
 
+def rerun(cfg: DictConfig) -> dict:
+    """``python run.py +rerun=<record id>``: re-run a stored record and check it bit for bit.
+
+    The record's resolved config, data-subset stream and mechanism stream are
+    replayed; the raw data files' checksums must match the ones recorded.
+    Prints one JSON line with ``reproduced`` (the released matrix's sha256 agrees).
+    """
+    store = ResultStore(results_root(cfg))
+    rec = store.get(str(cfg.rerun))
+    if "mechanism_stream" not in rec or "config" not in rec:
+        raise ValueError(f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
+                         f"(experiment {rec.get('experiment')!r})")
+    old = OmegaConf.create(rec["config"])
+    dataset = load_configured(old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir)
+    files_now = getattr(dataset, "files", {}) or {}
+    if rec.get("data_files") and files_now != rec["data_files"]:
+        raise ValueError(f"raw data differ from the record's: recorded {rec['data_files']}, now {files_now}")
+    X = dataset.X
+    if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
+        X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
+    data = PreparedData(X, clip=bool(old.clip_rows))
+    fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
+    result = {"rerun": rec["record_id"], "reproduced": fields["components_sha256"] == rec["components_sha256"],
+              "q_F": fields["q_F"], "recorded_q_F": rec.get("q_F"),
+              "recorded_git_commit": rec.get("git_commit"), "git_commit": git_commit(),
+              "recorded_versions": rec.get("versions"), "versions": package_versions()}
+    emit(result)
+    return result
+
+
 def run_experiment(cfg: DictConfig):
+    if "rerun" in cfg:
+        return rerun(cfg)
     fn = instantiate(cfg.experiment.run)
     return fn(cfg)

@@ -63,3 +63,20 @@ def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, override, message)
     assert proc.returncode != 0
     assert message in proc.stderr
     assert not (tmp_path / "records").exists() or not list((tmp_path / "records").glob("*.json"))
+
+
+def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
+    rec = last_json(run(["mechanism=mod_sulq", "dataset=gaussian10", "n=700", "seed=5"], tmp_path))
+    again = last_json(run([f"+rerun={rec['record_id']}"], tmp_path))
+    assert again["reproduced"] is True and again["q_F"] == rec["q_F"]
+    # a sweep record (utility vs n) can be re-run too
+    run(["experiment=utility_vs_n", "mechanism=random", "scale=smoke", "quiet=true"], tmp_path)
+    from experiments.results import ResultStore
+    df = ResultStore(tmp_path).load(experiment="utility_vs_n")
+    rid = df.sort_values("n").record_id.iloc[0]
+    assert last_json(run([f"+rerun={rid}"], tmp_path))["reproduced"] is True
+
+
+def test_rerun_unknown_record_fails_clearly(tmp_path):
+    proc = run(["+rerun=doesnotexist"], tmp_path, check=False)
+    assert proc.returncode != 0 and "no record" in proc.stderr
