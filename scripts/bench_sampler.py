@@ -1,0 +1,159 @@
+#!/usr/bin/env python
+"""Benchmark the matrix-Bingham samplers at the paper's shapes and concentrations.
+
+For each (d, k) of CSS 2013 Table 1 with B = n ε/2 · A (ε = 0.1, full n):
+  * seconds per iteration of the fast Givens chain and of the reference (Hoff) chain, and their ratio;
+  * mixing: bulk-ESS of the q_F trace per iteration (after burn-in), 4 chains from uniform starts;
+  * iterations until the diagnostics pass (split-R̂ < 1.01 and bulk-ESS ≥ 400 on the second
+    half of the first T iterations, T on a doubling grid).
+
+A is synthetic unless --data-dir is given and ``experiments.datasets.load_dataset`` exists:
+top-k eigenvalues decay geometrically (ratio 0.7) and sum to the Table-1 q_F(V_k); the
+tail (d − k eigenvalues, geometric ratio 0.97, starting at half of λ_k) carries 10 % of
+the trace.  The samplers work in the eigenbasis of B, so only the spectrum matters.
+
+Runs on one BLAS thread.  Last stdout line: one JSON object
+{"speedup": {"116,4": x, ...}, "seconds_per_20000_iterations_513_8": s}.
+
+    .venv/bin/python scripts/bench_sampler.py --quick      # < 2 minutes
+    .venv/bin/python scripts/bench_sampler.py               # full (20,000 iterations x 4 chains)
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mechanisms.bingham import reference_gibbs_sweep, run_bingham_chains  # noqa: E402
+from mechanisms.diagnostics import summarize_chains  # noqa: E402
+
+SHAPES = [  # name, d, k, n, Table-1 q_F(V_k)
+    ("kddcup", 116, 4, 494_021, 0.6587),
+    ("census", 513, 8, 199_523, 0.7321),
+    ("localization", 44, 10, 164_860, 0.5672),
+    ("insurance", 150, 11, 9_822, 0.5118),
+]
+EPSILON = 0.1
+
+
+def synthetic_spectrum(d: int, k: int, top_sum: float) -> np.ndarray:
+    top = 0.7 ** np.arange(k)
+    top *= top_sum / top.sum()
+    tail = 0.5 * top[-1] * 0.97 ** np.arange(d - k)
+    tail *= min(1.0, (top_sum / 9.0) / tail.sum())  # tail ≈ 10 % of the trace
+    return np.concatenate([top, tail])
+
+
+def spectrum_for(name, d, k, top_sum, data_dir):
+    if data_dir is not None:
+        try:
+            from experiments.datasets import load_dataset  # lazy: written by another engineer
+            ds = load_dataset(name, data_dir=data_dir)
+            X = np.asarray(ds.X, dtype=np.float64)
+            return np.linalg.eigvalsh(X.T @ X / X.shape[0])[::-1], X.shape[0], "real"
+        except Exception as exc:  # pragma: no cover - depends on local data
+            print(f"# {name}: real data unavailable ({exc!r}); using synthetic spectrum", flush=True)
+    return synthetic_spectrum(d, k, top_sum), None, "synthetic"
+
+
+def iterations_to_converge(qF: np.ndarray) -> int | None:
+    n = qF.shape[1]
+    T = 16
+    while T <= n:
+        if summarize_chains(qF[:, T // 2:T])["converged"]:
+            return T
+        T *= 2
+    if T // 2 != n and summarize_chains(qF[:, n // 2:])["converged"]:
+        return n
+    return None
+
+
+def time_reference(evals, k, n_iter, rng):
+    d = evals.size
+    B = np.diag(evals)
+    V = np.linalg.qr(rng.standard_normal((d, k)))[0]
+    reference_gibbs_sweep(V, B, rng)  # warm-up
+    t0 = time.perf_counter()
+    for _ in range(n_iter):
+        reference_gibbs_sweep(V, B, rng)
+    return (time.perf_counter() - t0) / n_iter
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="short runs (< 2 minutes)")
+    ap.add_argument("--data-dir", default=None, help="use real A from experiments.datasets.load_dataset")
+    ap.add_argument("--seed", type=int, default=2013)
+    ap.add_argument("--chains", type=int, default=4)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+
+    # warm up Numba (compilation is cached on disk, but keep it out of the timings)
+    run_bingham_chains(np.linspace(1, 0, 6), 2, rng=rng, n_chains=1, iterations=4, progress=False)
+
+    speedup = {}
+    sec20k = None
+    rows = []
+    for name, d, k, n_full, top_sum in SHAPES:
+        evals_A, n_real, source = spectrum_for(name, d, k, top_sum, args.data_dir)
+        n = n_real or n_full
+        evals_B = n * EPSILON / 2 * evals_A
+        if args.quick:
+            fast_iters = 2000 if d > 200 else 4000
+            ref_time_iters = 3 if d > 200 else 10
+            ref_mix_iters = 0 if d > 120 else 200
+        else:
+            fast_iters = 20000
+            ref_time_iters = 10 if d > 200 else 40
+            ref_mix_iters = 0 if d > 200 else 2000
+        # --- fast chain: timing + mixing, n_chains from uniform starts
+        res = run_bingham_chains(evals_B, k, rng=rng, sampler="gibbs", n_chains=args.chains,
+                                 iterations=fast_iters, record_every=100, progress=False)
+        s_fast = res["seconds"] / (args.chains * fast_iters)
+        qF = res["energy"] / (n * EPSILON / 2)
+        diag_f = summarize_chains(qF[:, fast_iters // 2:])
+        conv_f = iterations_to_converge(qF)
+        ess_per_it_f = diag_f["ess"] / (args.chains * (fast_iters - fast_iters // 2))
+        # --- reference chain: timing (+ mixing on the small shapes)
+        s_ref = time_reference(evals_B, k, ref_time_iters, rng)
+        ess_per_it_r = conv_r = None
+        if ref_mix_iters:
+            rr = run_bingham_chains(evals_B, k, rng=rng, sampler="reference", n_chains=args.chains,
+                                    iterations=ref_mix_iters, record_every=50, progress=False)
+            qr = rr["energy"] / (n * EPSILON / 2)
+            dr = summarize_chains(qr[:, ref_mix_iters // 2:])
+            ess_per_it_r = dr["ess"] / (args.chains * (ref_mix_iters - ref_mix_iters // 2))
+            conv_r = iterations_to_converge(qr)
+        ratio = s_ref / s_fast
+        key = f"{d},{k}"
+        speedup[key] = round(ratio, 1)
+        if (d, k) == (513, 8):
+            sec20k = round(20000 * s_fast, 1)
+        row = dict(dataset=name, source=source, d=d, k=k, n=n, concentration=float(evals_B[0]),
+                   fast_s_per_it=s_fast, ref_s_per_it=s_ref, speedup=ratio,
+                   fast_ess_per_it=ess_per_it_f, ref_ess_per_it=ess_per_it_r,
+                   fast_iters_to_converge=conv_f, ref_iters_to_converge=conv_r,
+                   fast_rhat=diag_f["rhat"], fast_iters=fast_iters, ref_mix_iters=ref_mix_iters)
+        rows.append(row)
+        print(f"{name:13s} d={d:4d} k={k:2d} n*eps/2*l1={evals_B[0]:9.1f} | fast {s_fast * 1e3:8.3f} ms/it"
+              f" | ref {s_ref * 1e3:9.2f} ms/it | speed-up {ratio:7.1f}x | ESS/it fast {ess_per_it_f:.3f}"
+              f" ref {('%.3f' % ess_per_it_r) if ess_per_it_r is not None else '  n/a'}"
+              f" | iters to converge fast {conv_f} ref {conv_r if ref_mix_iters else 'n/a'}", flush=True)
+    print("# rows: " + json.dumps(rows, default=float))
+    print(json.dumps({"speedup": speedup, "seconds_per_20000_iterations_513_8": sec20k}))
+
+
+if __name__ == "__main__":
+    main()
