@@ -1,0 +1,161 @@
+"""One-pass private sketch for PCA, after Upadhyay, "Differentially private linear algebra in the
+streaming model" (2014), sections 3–4 (``/work/shared/papers/002_*``).
+
+**Most symbols of the paper text were lost in extraction.**  What the prose says, and what we
+implement (every reconstruction is flagged; see ``docs/mechanisms_other.md``):
+
+1. *Lift the singular values* (section 4, "we perform perturbation to raise the singular values
+   before invoking PSG"): the private n x d matrix X (rows ``||x|| <= 1``) is replaced by
+   ``X̃ = [X; w I_d]`` ((n + d) x d), so ``X̃ᵀX̃ = XᵀX + w² I`` and every singular value of X̃ is >= w.
+   The appended block is public and data-independent.
+2. *Private sketch generation* (section 3, Theorem 3.1(i), "follows the idea of Blocki et al."):
+   publish ``Z = Φ X̃`` with Φ an r x (n + d) standard Gaussian matrix.  Z's rows are i.i.d.
+   N(0, X̃ᵀX̃); Blocki, Blum, Datta & Sheffet (FOCS 2012, "The Johnson–Lindenstrauss transform itself
+   preserves differential privacy", Theorem 3.1 / Algorithm 3) prove (ε, δ)-DP for neighbours that
+   differ by a rank-one change of norm <= 1 provided σ_min(X̃) >= w with
+   **w = 16 sqrt(r log(2/δ)) / ε · log(16 r / δ)** — constants reconstructed from memory of
+   Blocki et al. (the Upadhyay text lost them): UNCERTAIN, flagged with ``exact=False``.
+   Z is computed in ONE pass: row x_i contributes ``φ_i x_iᵀ`` with a fresh Gaussian column φ_i
+   (Φ is never stored), and the lift contributes ``w Φ_lift`` at the end.  State: r x d.
+3. *Range finding, then projection reusing Φ* (section 4, Halko et al.'s prototype; Figure 2 solves
+   for the projected matrix from the same Gaussian sketch instead of a second pass): the range
+   ``Q = orth(Zᵀ)`` (d x r) and the projected matrix ``Qᵀ X̃ᵀX̃ Q`` estimated as
+   ``(ZQ)ᵀ(ZQ)/r = Qᵀ X̃ᵀ (ΦᵀΦ / r) X̃ Q`` (E[ΦᵀΦ/r] = I: this is where Φ is reused), minus the
+   known lift ``w² I``; its top-k eigenvectors W give the output ``Q W``.  Because Q spans all of
+   Z's row space this equals the top-k right singular subspace of Z; everything after Z is
+   post-processing, so the privacy rests on Theorem 3.1(i) only — we do NOT rely on the
+   reused-randomness Theorem 3.1(ii), whose statement lost its symbols.
+   (Upadhyay's Figure 2 is stated for symmetric matrices and uses the minimal-residual method to
+   solve for the projection; for PCA of XᵀX the Gram form above is the direct analogue.)
+
+**Neighbouring relation:** ``"add-remove-one-row"`` (adding a row x is the rank-one change
+``X̃ᵀX̃ + xxᵀ`` with ``||x|| <= 1``, exactly Blocki et al.'s "each row changes by at most a norm-1
+vector" after padding with a zero row; Z's law depends on X only through X̃ᵀX̃).  Replacing a row
+by another row of the unit ball can be a change of norm 2, which this calibration does not cover
+(it would cost a factor 2 via group privacy).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
+                    check_epsilon, check_k)
+from .linalg import fix_signs, orthonormalize
+
+
+def private_sketch_lift(epsilon: float, delta: float, r: int) -> float:
+    """Singular-value floor w = 16 sqrt(r log(2/δ)) / ε · log(16 r/δ) (Blocki et al. 2012, Thm 3.1).
+
+    UNCERTAIN constants (reconstructed; Upadhyay's Theorem 3.1(i) refers to this threshold with its
+    symbols lost).  ``r`` is the number of sketch rows.
+    """
+    return 16.0 * math.sqrt(r * math.log(2.0 / delta)) / epsilon * math.log(16.0 * r / delta)
+
+
+def default_sketch_size(k: int, d: int, oversample: int = 10) -> int:
+    """r = k + oversample: Halko et al.'s oversampled range finder (the paper's choice of the
+    oversampling parameter was lost; 10 is Halko et al.'s customary value).  r may exceed d (then the
+    sketch is a Blocki-style r-sample estimate of XᵀX + w²I; accuracy grows with r, so does w)."""
+    return int(k + oversample)
+
+
+class GaussianRowSketch:
+    """Streaming Gaussian sketch ``Z = Φ X`` of a row stream, state r x d (independent of n).
+
+    Row i gets its own fresh column φ_i ~ N(0, I_r), drawn in stream order, so the state does not
+    depend on how rows are grouped into chunks (``rng.standard_normal((b, r))`` consumes the same
+    stream as b draws of size r).  ``Z`` is linear in the data for fixed randomness.
+    """
+
+    def __init__(self, d: int, r: int, rng: np.random.Generator, *, clip: bool = False) -> None:
+        self.d, self.r, self.rng, self.clip = int(d), int(r), rng, clip
+        self.Z = np.zeros((self.r, self.d))
+        self.n_seen = 0
+        self.n_clipped = 0
+
+    def update(self, chunk: Any) -> None:
+        B = np.asarray(chunk, dtype=float)
+        if B.ndim == 1:
+            B = B.reshape(1, -1)
+        if B.ndim != 2 or B.shape[1] != self.d:
+            raise PrivacyInputError(f"row chunk has shape {B.shape}, expected (*, {self.d})")
+        B, nc = check_data(B, clip=self.clip)
+        self.n_clipped += nc
+        Phi = self.rng.standard_normal((B.shape[0], self.r))   # row i -> column φ_i of Φ
+        self.Z += Phi.T @ B
+        self.n_seen += B.shape[0]
+
+    def lift(self, w: float) -> None:
+        """Append the public rows w·I_d: Z += w Φ_lift (Φ_lift r x d standard Gaussian)."""
+        self.Z += w * self.rng.standard_normal((self.d, self.r)).T
+
+    @property
+    def state_nbytes(self) -> int:
+        return int(self.Z.nbytes)
+
+
+def _chunks(rows: Any, chunk_size: int) -> Iterable[np.ndarray]:
+    if isinstance(rows, np.ndarray):
+        if rows.ndim != 2:
+            raise PrivacyInputError(f"data must be 2-D (n x d), got shape {rows.shape}")
+        for s in range(0, rows.shape[0], chunk_size):
+            yield rows[s:s + chunk_size]
+        return
+    for item in rows:           # one pass over the iterator: rows (1-D) or chunks (2-D)
+        yield item
+
+
+def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
+                   sketch_size: int | None = None, oversample: int = 10, clip: bool = False,
+                   chunk_size: int = 4096) -> MechanismOutput:
+    """Single-pass private PCA sketch (Upadhyay 2014, sections 3–4; Blocki et al. 2012 lifting).
+
+    ``rows``: an n x d array, or any iterable of rows (length-d) or chunks (b x d), consumed exactly
+    once.  ``sketch_size`` r (default ``k + oversample``, must satisfy r >= k).
+    Guarantee: (ε, δ)-DP, add-remove-one-row, ``exact=False`` (reconstructed constants, see module
+    docstring).  ``info``: ``lift`` (w), ``noise_scale`` (= w: with X = 0 the sketch is w·Gaussian),
+    ``sketch_size``, ``n_rows``, ``state_nbytes``, ``n_clipped``.
+    """
+    eps = check_epsilon(epsilon)
+    dl = check_delta(delta)
+    it = iter(_chunks(rows, chunk_size))
+    try:
+        first = np.asarray(next(it), dtype=float)
+    except StopIteration:
+        raise PrivacyInputError("empty row stream") from None
+    d = first.shape[-1]
+    k = check_k(k, d)
+    r = default_sketch_size(k, d, oversample) if sketch_size is None else int(sketch_size)
+    if r < k:
+        raise PrivacyInputError(f"sketch_size must satisfy r >= k = {k}, got {r}")
+    w = private_sketch_lift(eps, dl, r)
+
+    sk = GaussianRowSketch(d, r, rng, clip=clip)
+    sk.update(first)
+    for chunk in it:
+        sk.update(chunk)
+    sk.lift(w)
+    Z = sk.Z
+
+    # range finding: Q = orth(Zᵀ); projection reusing Φ: (ZQ)ᵀ(ZQ)/r ≈ Qᵀ(XᵀX + w²I)Q
+    Q = orthonormalize(Z.T)
+    ZQ = Z @ Q
+    Bhat = ZQ.T @ ZQ / r - w ** 2 * np.eye(Q.shape[1])
+    Bhat = (Bhat + Bhat.T) / 2
+    evals, W = np.linalg.eigh(Bhat)
+    W = W[:, ::-1][:, :k]
+    V = fix_signs(orthonormalize(Q @ W))
+
+    guarantee = PrivacyGuarantee(
+        eps, dl, "add-remove-one-row", exact=False,
+        note="Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
+             "reconstructed (Upadhyay 2014 text lost them)")
+    info: dict[str, Any] = {
+        "lift": w, "noise_scale": w, "sketch_size": r, "n_rows": sk.n_seen, "state_nbytes": sk.state_nbytes,
+        "n_clipped": sk.n_clipped, "projected_eigenvalues": evals[::-1][:k].copy(),
+    }
+    return MechanismOutput(components=V, guarantee=guarantee, info=info)

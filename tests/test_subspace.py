@@ -1,0 +1,215 @@
+"""Tests of the Singhal–Steinke estimators (mechanisms/subspace.py)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from mechanisms._base import PrivacyInputError
+from mechanisms.metrics import projector_distance
+from mechanisms.subspace import (approx_parameters, exact_min_samples, exact_null_score, stable_histogram_threshold,
+                                 subspace_approx, subspace_exact, truncated_laplace, truncated_laplace_params,
+                                 truncated_laplace_variance)
+
+
+def planted_exact(n, d, k, rng, n_adv=0):
+    U = np.linalg.qr(rng.standard_normal((d, k)))[0]
+    X = rng.standard_normal((n, k)) @ U.T
+    if n_adv:
+        X[:n_adv] = rng.standard_normal((n_adv, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X, U
+
+
+def gaussian_gap(n, d, k, gamma2, rng):
+    U = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    lam = np.r_[np.ones(k), gamma2 * np.ones(d - k)]
+    X = (rng.standard_normal((n, d)) * np.sqrt(lam)) @ U.T
+    return X / np.linalg.norm(X, axis=1).max(), U[:, :k]
+
+
+# ------------------------------------------------------------------ truncated Laplace (Lemma A.14)
+
+def test_truncated_laplace_params_formula():
+    lam, A = truncated_laplace_params(2.0, 0.5, 1e-6)
+    assert lam == pytest.approx(4.0)
+    assert A == pytest.approx(4.0 * math.log(1 + (math.exp(0.5) - 1) / 2e-6))
+    # A <= (Δ/ε) log(1/δ) for small ε (the remark after Lemma A.14)
+    assert A <= 4.0 * math.log(1e6)
+
+
+def test_truncated_laplace_draws_match_density():
+    """Support [-A, A]; sample variance vs closed form (also checked by quadrature).
+
+    200k draws: relative s.e. of the variance ~ sqrt(Var(x²))/E x²/sqrt(n) < 1%; tolerance 3%."""
+    rng = np.random.default_rng(0)
+    eps, delta = 1.0, 1e-3
+    lam, A = truncated_laplace_params(2.0, eps, delta)
+    x = truncated_laplace(2.0, eps, delta, rng, size=200_000)
+    assert np.all(np.abs(x) <= A)
+    var = truncated_laplace_variance(2.0, eps, delta)
+    num = integrate.quad(lambda y: y * y * math.exp(-y / lam), 0, A)[0] / integrate.quad(
+        lambda y: math.exp(-y / lam), 0, A)[0]
+    assert var == pytest.approx(num, rel=1e-8)
+    assert np.var(x) == pytest.approx(var, rel=0.03)
+    assert abs(np.mean(x)) < 0.05 * math.sqrt(var)
+
+
+def test_truncated_laplace_privacy_ratio():
+    """Lemma A.14: for shifts |s| <= Δ, p(x)/p(x - s) <= e^ε where both are positive; the mass of
+    p outside the support of the shifted density is <= δ."""
+    eps, delta, D = 0.7, 1e-4, 2.0
+    lam, A = truncated_laplace_params(D, eps, delta)
+    B = 1 / (2 * lam * (1 - math.exp(-A / lam)))
+    tail = B * integrate.quad(lambda y: math.exp(-y / lam), A - D, A)[0]
+    assert tail <= delta * (1 + 1e-9)
+    assert (1 / lam) * D <= eps + 1e-12
+
+
+# ------------------------------------------------------------------ exact case (Algorithm 1)
+
+def test_exact_recovers_planted_subspace():
+    rng = np.random.default_rng(1)
+    eps, delta, k = 1.0, 1e-3, 2
+    n = int(math.ceil(exact_min_samples(1, eps, delta))) + 1
+    X, U = planted_exact(n, 5, k, rng, n_adv=1)
+    for seed in range(3):
+        out = subspace_exact(X, k, rng=np.random.default_rng(seed), epsilon=eps, delta=delta, ell=1)
+        assert out.info["status"] == "ok"
+        assert out.components.shape == (5, 2)
+        np.testing.assert_allclose(out.components.T @ out.components, np.eye(2), atol=1e-10)
+        assert projector_distance(out.components, U) < 1e-6
+    assert out.guarantee.neighbouring == "replace-one-row"
+    assert out.guarantee.epsilon == eps and out.guarantee.delta == delta
+    assert out.info["top_score"] >= n - 2 * 1  # Lemma 4.3
+
+
+def test_exact_null_on_general_position_data():
+    """Points in general position in R^4: every 2-dim span holds 2 points, no gap -> NULL (⊥)."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((40, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    out = subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3)
+    assert out.components is None
+    assert out.info["status"] == "bottom" and out.info["bottom"] is True
+
+
+def test_exact_too_few_samples_gives_null():
+    """Planted subspace but n far below Lemma 4.4's bound: the NULL score dominates -> ⊥."""
+    rng = np.random.default_rng(3)
+    X, _ = planted_exact(12, 5, 2, rng)
+    out = subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3)
+    assert out.components is None and out.info["status"] == "bottom"
+
+
+def test_exact_too_large_raises():
+    rng = np.random.default_rng(4)
+    X, _ = planted_exact(200, 6, 3, rng)
+    with pytest.raises(PrivacyInputError, match="max_candidates"):
+        subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
+
+
+def test_exact_null_score_matches_paper_for_small_eps():
+    # for eps <= ln 3 the paper's 4 log(1/δ)/ε dominates 2A
+    assert exact_null_score(3, 0.5, 1e-6) == pytest.approx(3 + 4 * math.log(1e6) / 0.5 + 1)
+    _, A = truncated_laplace_params(2.0, 5.0, 1e-6)
+    assert exact_null_score(3, 5.0, 1e-6) == pytest.approx(3 + 2 * A + 1)
+
+
+def test_exact_bad_inputs():
+    rng = np.random.default_rng(5)
+    X, _ = planted_exact(20, 4, 2, rng)
+    with pytest.raises(PrivacyInputError):
+        subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3)
+    out = subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3, clip=True)
+    assert out.info["n_clipped"] == 20
+    with pytest.raises(PrivacyInputError):
+        subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
+    with pytest.raises(PrivacyInputError):
+        subspace_exact(X, 4, rng=rng, epsilon=1.0, delta=1e-3)
+    with pytest.raises(PrivacyInputError):
+        subspace_exact(X, 2, rng=rng, epsilon=0, delta=1e-3)
+
+
+# ------------------------------------------------------------------ approximate case (Algorithm 2)
+
+def test_approx_parameters_and_threshold():
+    prm = approx_parameters(6000, 10, 2, 1.0, 1e-5, 0.01, C0=8, C1=2, C2=1)
+    assert prm["t"] == math.ceil(8 * math.log(1e5))
+    assert prm["m"] == 6000 // prm["t"] and prm["q"] == 4
+    t, m = prm["t"], prm["m"]
+    assert prm["cell_width"] == pytest.approx(0.01 * math.sqrt(20) * (math.sqrt(2) + math.sqrt(math.log(2 * t)))
+                                              / math.sqrt(m))
+    tau = stable_histogram_threshold(1.0, 1e-5)
+    # a count-1 cell is released with probability exactly delta
+    assert 0.5 * math.exp(-(tau - 1) * 1.0 / 2) == pytest.approx(1e-5)
+    # t/2 must exceed tau for the defaults to be usable at all
+    assert t / 2 > tau
+
+
+def test_histogram_noise_scale_empirical():
+    """The added Laplace noise has scale 2/ε: recover it from many calls on a fixed cell count.
+
+    We use 400 runs with ε = 1; the noisy best count minus the true count is Laplace(2) (the best
+    cell is the unique non-empty one when all blocks agree exactly: data exactly on a plane).
+    s.e. of the sample std ~ sqrt(5/4)/sqrt(400)*... ~ 6%; tolerance 20%."""
+    rng0 = np.random.default_rng(6)
+    X, _ = planted_exact(2000, 6, 2, rng0)
+    diffs = []
+    for s in range(400):
+        out = subspace_approx(X, 2, rng=np.random.default_rng(s), epsilon=1.0, delta=1e-3, gamma=0.01,
+                              C0=8, C1=1, C2=1)
+        assert out.info["n_nonempty_cells"] == 1
+        diffs.append(out.info["best_noisy_count"] - out.info["max_true_count"])
+    assert np.std(diffs) == pytest.approx(math.sqrt(2) * 2.0, rel=0.2)
+
+
+def test_approx_recovers_with_large_gap():
+    """Large multiplicative gap λ_{k+1}/λ_k = 1e-6, with the public bound γ = 0.01 (>= sqrt(1e-6), as
+    Remark 5.2 allows an upper bound): the output is close to the true subspace.
+
+    Tolerance 0.35 in projector (sine) distance (observed over 12 seeds: 11 non-⊥, errors 0.04–0.11); a random
+    2-dim subspace in R^10 is at ~0.9+.  Some runs may return ⊥, so we
+    require >= 3 of 5."""
+    ok = 0
+    for s in range(5):
+        rng = np.random.default_rng(100 + s)
+        X, U = gaussian_gap(24000, 10, 2, 1e-6, rng)
+        out = subspace_approx(X, 2, rng=rng, epsilon=1.0, delta=1e-5, gamma=0.01)
+        assert out.guarantee.neighbouring == "replace-one-row"
+        if out.components is not None:
+            ok += 1
+            np.testing.assert_allclose(out.components.T @ out.components, np.eye(2), atol=1e-10)
+            assert projector_distance(out.components, U) < 0.35
+    assert ok >= 3
+
+
+def test_approx_bottom_without_gap():
+    """Isotropic data: the blocks' subspaces disagree, no cell holds t/2 points -> ⊥."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((6000, 10))
+    X /= np.linalg.norm(X, axis=1).max()
+    out = subspace_approx(X, 2, rng=rng, epsilon=1.0, delta=1e-5, gamma=0.01)
+    assert out.components is None
+    assert out.info["status"] == "bottom" and out.info["bottom"] is True
+
+
+def test_approx_too_few_samples_bottom():
+    rng = np.random.default_rng(8)
+    X, _ = gaussian_gap(50, 10, 2, 1e-4, rng)
+    out = subspace_approx(X, 2, rng=rng, epsilon=1.0, delta=1e-5, gamma=0.01)
+    assert out.components is None and "too few samples" in out.info["reason"]
+
+
+def test_approx_bad_inputs():
+    rng = np.random.default_rng(9)
+    X, _ = gaussian_gap(500, 10, 2, 1e-4, rng)
+    for kw in [dict(gamma=0), dict(C0=-1), dict(epsilon=0), dict(delta=2)]:
+        args = dict(rng=rng, epsilon=1.0, delta=1e-5, gamma=0.01)
+        args.update(kw)
+        with pytest.raises(PrivacyInputError):
+            subspace_approx(X, 2, **args)
+    bad = X.copy(); bad[0, 0] = np.nan
+    with pytest.raises(PrivacyInputError):
+        subspace_approx(bad, 2, rng=rng, epsilon=1.0, delta=1e-5)
