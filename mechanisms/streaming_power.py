@@ -1,0 +1,141 @@
+"""Streaming PCA by the noisy power method — Hardt & Price (NIPS 2014), section 3 / appendix D.
+
+Paper text: ``/work/shared/papers/001_*`` (appendix D: Lemma D.1, proof of Theorem 3.2, Lemma D.2
+for the spiked covariance model).  Each iteration consumes a FRESH block of B samples:
+
+    Y_l = (1/B) Σ_{z in block l} z zᵀ X_{l-1},   X_l = orthonormalise(Y_l)
+
+so ``Y_l = A X_{l-1} + G_l`` with the sampling error ``G_l = (Â_l − A) X_{l-1}`` playing the noise
+of the noisy power method (appendix D, first paragraph).  The stream is consumed once, block after
+block; memory is O(d p).
+
+Privacy (a choice, derived here; the paper's streaming result is non-private):
+* ``epsilon=None`` (default): non-private, ``PrivacyGuarantee(inf, 0, "none")``; rows need no norm
+  bound (any finite data is accepted).
+* ``epsilon`` given: rows must have L2 norm <= 1 (``clip=True`` rescales) and each block product gets
+  Gaussian noise N(0, σ²)^{d x p} with ``σ = gaussian_sigma(sqrt(2)/B, ε, δ)``: replacing one row
+  changes ONE block's product by ``(xxᵀ − yyᵀ) X_{l-1} / B`` of Frobenius norm <= sqrt(2)/B
+  (see ``mechanisms/noisy_power.py``), and blocks are disjoint, so by parallel composition (the
+  later iterations only see earlier *released* iterates) the whole run is (ε, δ)-DP for
+  replace-one-row — no composition over L is needed.  Rows beyond the last full block are not read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
+                    check_epsilon, check_k)
+from .linalg import orthonormalize, random_orthonormal
+from .metrics import projector_distance
+from .noisy_power import gaussian_sigma
+
+
+def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int) -> float:
+    """σ of the private streaming variant: gaussian_sigma(sqrt(2)/B, ε, δ) (one Gaussian mechanism per
+    disjoint block; parallel composition)."""
+    return gaussian_sigma(math.sqrt(2.0) / block_size, epsilon, delta)
+
+
+def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
+    """Yield consecutive B x d blocks from an array, an iterable of rows, or an iterable of chunks."""
+    if isinstance(stream, np.ndarray):
+        for s in range(0, stream.shape[0] - block_size + 1, block_size):
+            yield stream[s:s + block_size]
+        return
+    buf: list[np.ndarray] = []
+    have = 0
+    for item in stream:
+        a = np.asarray(item, dtype=float)
+        a = a.reshape(1, -1) if a.ndim == 1 else a
+        buf.append(a)
+        have += a.shape[0]
+        while have >= block_size:
+            allrows = np.vstack(buf)
+            yield allrows[:block_size]
+            rest = allrows[block_size:]
+            buf, have = ([rest] if rest.shape[0] else []), rest.shape[0]
+
+
+def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size: int,
+                    iterations: int | None = None, p: int | None = None, d: int | None = None,
+                    epsilon: float | None = None, delta: float = 1e-6, clip: bool = False) -> MechanismOutput:
+    """Block streaming power method (Hardt–Price Theorem 3.2 / appendix D); optional private variant.
+
+    ``stream``: n x d array or iterable of rows/chunks, read once.  ``iterations`` L: number of blocks
+    to consume (default: as many full blocks as the stream holds).  ``p`` (default k) columns are
+    iterated; the output is the first k columns of X_L.  ``info``: ``samples_used`` (= L·B),
+    ``iterations``, ``noise_scale`` (0 if non-private), ``n_clipped``.
+    """
+    if block_size < 1:
+        raise PrivacyInputError(f"block_size must be >= 1, got {block_size}")
+    private = epsilon is not None
+    if private:
+        eps = check_epsilon(epsilon)
+        dl = check_delta(delta)
+        sigma = streaming_power_noise_scale(eps, dl, block_size)
+    else:
+        sigma = 0.0
+    bound = 1.0 if private else float("inf")
+    blocks = _row_blocks(stream, block_size)
+    Xl = None
+    L = 0
+    n_clipped = 0
+    for B in blocks:
+        B, nc = check_data(B, row_norm_bound=bound, clip=clip)
+        n_clipped += nc
+        if Xl is None:
+            d = B.shape[1]
+            k = check_k(k, d)
+            p = k if p is None else int(p)
+            if not (k <= p <= d):
+                raise PrivacyInputError(f"p must satisfy k <= p <= d, got {p}")
+            Xl = random_orthonormal(d, p, rng)
+        Y = B.T @ (B @ Xl) / block_size
+        if private:
+            Y = Y + rng.normal(0.0, sigma, size=Y.shape)
+        Xl = orthonormalize(Y)
+        L += 1
+        if iterations is not None and L >= iterations:
+            break
+    if Xl is None:
+        raise PrivacyInputError(f"the stream holds fewer than block_size={block_size} rows")
+    if iterations is not None and L < iterations:
+        raise PrivacyInputError(f"the stream ran out after {L} of {iterations} blocks")
+    if private:
+        guarantee = PrivacyGuarantee(eps, dl, "replace-one-row", exact=True,
+                                     note="private streaming power method: Gaussian noise per disjoint block")
+    else:
+        guarantee = PrivacyGuarantee(float("inf"), 0.0, "none", note="non-private streaming PCA")
+    info = {"iterations": L, "block_size": block_size, "samples_used": L * block_size, "p": p,
+            "noise_scale": sigma, "n_clipped": n_clipped}
+    return MechanismOutput(components=Xl[:, :k].copy(), guarantee=guarantee, info=info)
+
+
+def streaming_error_curve(sampler: Callable[[int, np.random.Generator], np.ndarray], U: np.ndarray, k: int, *,
+                          rng: np.random.Generator, block_sizes: Iterable[int], iterations: int,
+                          repeats: int = 1, p: int | None = None, epsilon: float | None = None,
+                          delta: float = 1e-6, clip: bool = False):
+    """Error ||UUᵀ − VVᵀ||₂ of :func:`streaming_power` against the number of samples L·B.
+
+    ``sampler(n, rng)`` returns an n x d sample (e.g. the spiked covariance model); ``U`` (d x k) is
+    the true top-k subspace.  For every block size B and repeat, a fresh stream of L·B samples is
+    drawn and consumed once.  Returns a pandas DataFrame with columns
+    ``block_size, n_samples, repeat, error`` (a dict of arrays if pandas is unavailable).
+    """
+    rows = []
+    for B in block_sizes:
+        for r in range(repeats):
+            X = sampler(int(B) * iterations, rng)
+            out = streaming_power(X, k, rng=rng, block_size=int(B), iterations=iterations, p=p,
+                                  epsilon=epsilon, delta=delta, clip=clip)
+            rows.append((int(B), int(B) * iterations, r, projector_distance(out.components, U)))
+    cols = ["block_size", "n_samples", "repeat", "error"]
+    try:
+        import pandas as pd
+        return pd.DataFrame(rows, columns=cols)
+    except ImportError:  # pragma: no cover
+        return {c: np.array([row[i] for row in rows]) for i, c in enumerate(cols)}
