@@ -122,6 +122,9 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     """
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
+    pre_clipped = 0
+    if not hasattr(rows, "__next__") and not isinstance(rows, (list, tuple)) and hasattr(rows, "shape"):
+        rows, pre_clipped = check_data(rows, clip=clip)   # whole array validated up front
     it = iter(_chunks(rows, chunk_size))
     try:
         first = np.asarray(next(it), dtype=float)
@@ -156,6 +159,6 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
              "reconstructed (Upadhyay 2014 text lost them)")
     info: dict[str, Any] = {
         "lift": w, "noise_scale": w, "sketch_size": r, "n_rows": sk.n_seen, "state_nbytes": sk.state_nbytes,
-        "n_clipped": sk.n_clipped, "projected_eigenvalues": evals[::-1][:k].copy(),
+        "n_clipped": sk.n_clipped + pre_clipped, "projected_eigenvalues": evals[::-1][:k].copy(),
     }
     return MechanismOutput(components=V, guarantee=guarantee, info=info)
