@@ -100,7 +100,7 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
     written = _sweep(cfg, dataset, points(), len(grid) * subsets * restarts,
                      f"{cfg.mechanism.name}/{cfg.dataset.name}")
     df = ResultStore(results_root(cfg)).load(experiment="utility_vs_n", dataset=dataset.name,
-                                             mechanism=cfg.mechanism.name)
+                                             mechanism=cfg.mechanism.name, scale=cfg.scale.name)
     return _finish(cfg, "utility_vs_n", written, _summary(df, ["n"]) if len(df) else df)
 
 
@@ -121,7 +121,7 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
                   for r in range(samples))
         written += _sweep(run_cfg, dataset, points, samples, f"{cfg.mechanism.name} eps={eps:g}")
     store = ResultStore(results_root(cfg))
-    df = store.load(experiment="utility_vs_epsilon", mechanism=cfg.mechanism.name)
+    df = store.load(experiment="utility_vs_epsilon", mechanism=cfg.mechanism.name, scale=cfg.scale.name)
     return _finish(cfg, "utility_vs_epsilon", written, _summary(df, ["epsilon_grid"]) if len(df) else df)
 
 
@@ -179,7 +179,8 @@ def run_classification(cfg: DictConfig) -> dict:
                                                key))[1]
             bar.update(1)
     bar.close()
-    df = store.load(experiment="classification", dataset=dataset.name, mechanism=cfg.mechanism.name)
+    df = store.load(experiment="classification", dataset=dataset.name, mechanism=cfg.mechanism.name,
+                    scale=cfg.scale.name)
     summary = _summary(df, ["mechanism"], "accuracy") if len(df) else df
     return _finish(cfg, "classification", written, summary)
 

@@ -128,6 +128,8 @@ class ResultStore:
             return pd.DataFrame()
         df = pd.json_normalize(rows)
         for col, val in filters.items():
+            if col not in df.columns:
+                return df.iloc[0:0]
             df = df[df[col] == val]
         return df.reset_index(drop=True)
 

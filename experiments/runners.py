@@ -74,6 +74,7 @@ def run_key(cfg: DictConfig, **extra: Any) -> dict:
         "mechanism_params": mechanism_params(cfg),
         "k": int(cfg.k),
         "n": None if cfg.n is None else int(cfg.n),
+        "scale": cfg.scale.name,
         "seed": int(cfg.seed),
         "subset": int(cfg.subset),
         "restart": int(cfg.restart),

@@ -157,11 +157,15 @@ def table2(df: pd.DataFrame, out: Path):
     return [out / "table2.csv"]
 
 
-def make_all(results: Path, out: Path, only: set[str] | None = None) -> dict[str, list[Path] | None]:
+def make_all(results: Path, out: Path, only: set[str] | None = None,
+             scale: str | None = None) -> dict[str, list[Path] | None]:
     df = ResultStore(results).load()
     if df.empty:
         print(f"no records under {results}/records", file=sys.stderr)
         return {}
+    if scale and "scale" in df.columns:
+        # records without a scale (Table 1, the Figure 1 bound) do not depend on it
+        df = df[(df["scale"] == scale) | df["scale"].isna()]
     jobs = {
         "fig1": lambda: fig1(df, out / "figures"),
         "fig2": lambda: fig2(df, out / "figures"),
@@ -187,9 +191,11 @@ def main(argv=None):
     ap.add_argument("--results", default="results", help="results store root (contains records/)")
     ap.add_argument("--out", default=None, help="where figures/ and tables/ go (default: --results)")
     ap.add_argument("--only", default="", help="comma-separated subset, e.g. fig3,table2")
+    ap.add_argument("--scale", default=None, help="use only records of this scale (smoke, quick, paper)")
     args = ap.parse_args(argv)
     results = Path(args.results)
-    make_all(results, Path(args.out) if args.out else results, set(filter(None, args.only.split(","))) or None)
+    make_all(results, Path(args.out) if args.out else results, set(filter(None, args.only.split(","))) or None,
+             args.scale)
 
 
 if __name__ == "__main__":

@@ -40,5 +40,5 @@ sweep experiment=utility_vs_epsilon mechanism=pca,mod_sulq,ppca "scale=$SCALE"
       mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
 [ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
       mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
-"$PY" scripts/make_figures.py --results "$RESULTS"
+"$PY" scripts/make_figures.py --results "$RESULTS" --scale "$SCALE"
 echo "reproduction ($SCALE) finished in $(( $(date +%s) - start )) s" >&2
