@@ -51,7 +51,8 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound", "max_certifiable_epsilon",
-    "choose_event", "audit_scores", "AuditDesign", "gaussian_design", "bingham_design", "subspace_design",
+    "choose_event", "audit_scores", "AuditDesign", "gaussian_design", "bingham_design", "subspace_exact_design",
+    "subspace_approx_design",
     "design_for", "STATISTICS", "run_trials", "audit_mechanism", "miscalibrated", "bypass_norm_check",
     "available_mechanisms", "run_audit",
 ]
@@ -251,32 +252,38 @@ def _unit(d: int, i: int) -> np.ndarray:
     return e
 
 
-def gaussian_design(neighbouring: str, *, d: int = 2, n: int = 200, row_norm: float = 1.0) -> AuditDesign:
+def gaussian_design(neighbouring: str, *, d: int = 2, n: int = 200, row_norm: float = 1.0,
+                    position: str = "first", removal: str = "drop") -> AuditDesign:
     """For noise added to XᵀX (MOD-SULQ, Analyze Gauss, noisy power, online PCA; also pca/random).
 
     Base: n − 1 rows u = (e₁ + e₂)/√2.  They make the top eigenvector sit at 45° with a large
     eigen-gap, so that the released direction is, to first order, a linear function of the
     (A₁₁ − A₂₂) entry the differing row moves — nothing the noise adds to it is lost by only
-    releasing eigenvectors.  Differing row (length ``row_norm``):
-    replace-one-row: r·e₁ in D vs r·e₂ in D'; add-remove-one-row: r·e₁ present in D, absent in D';
-    entry-level: r·e₁ in D vs the zero row in D' (XᵀX differs in the single entry (1, 1)).
+    releasing eigenvectors.  Differing row (length ``row_norm``, at the ``position`` "first" or
+    "last" row): replace-one-row: r·e₁ in D vs r·e₂ in D'; add-remove-one-row: r·e₁ present in D,
+    absent in D' (``removal="zero"``: replaced by the zero row, the event-level relation of a
+    stream); entry-level: r·e₁ in D vs the zero row in D' (XᵀX differs in the single entry (1, 1)).
     Statistic ‖V̂ᵀe₁‖².
     """
     if d < 2:
         raise ValueError("d must be >= 2")
     u = (_unit(d, 0) + _unit(d, 1)) / math.sqrt(2.0)
     base = np.tile(u, (n - 1, 1))
-    a, b = row_norm * _unit(d, 0), row_norm * _unit(d, 1)
+    a, b, z = row_norm * _unit(d, 0), row_norm * _unit(d, 1), np.zeros(d)
+
+    def put(row):
+        return np.vstack([row, base]) if position == "first" else np.vstack([base, row])
+
     if neighbouring == "replace-one-row":
-        X1, X0, diff = np.vstack([a, base]), np.vstack([b, base]), f"{row_norm:g}*e1 vs {row_norm:g}*e2"
-    elif neighbouring == "add-remove-one-row":
-        X1, X0, diff = np.vstack([a, base]), base.copy(), f"{row_norm:g}*e1 added"
-    elif neighbouring == "entry-level":
-        X1, X0, diff = np.vstack([a, base]), np.vstack([np.zeros(d), base]), f"{row_norm:g}*e1 vs zero row"
+        X1, X0, diff = put(a), put(b), f"{row_norm:g}*e1 vs {row_norm:g}*e2"
+    elif neighbouring == "add-remove-one-row" and removal == "drop":
+        X1, X0, diff = put(a), base.copy(), f"{row_norm:g}*e1 added"
+    elif neighbouring in ("add-remove-one-row", "entry-level"):
+        X1, X0, diff = put(a), put(z), f"{row_norm:g}*e1 vs zero row"
     else:
         raise ValueError(f"no Gaussian design for neighbouring {neighbouring!r}")
     return AuditDesign(X1, X0, neighbouring, "gaussian",
-                       f"{n - 1} rows (e1+e2)/sqrt2 in R^{d}; differing row {diff}", "proj_e1")
+                       f"{n - 1} rows (e1+e2)/sqrt2 in R^{d}; differing row ({position}) {diff}", "proj_e1")
 
 
 def bingham_design(epsilon: float, *, d: int = 2, n: int | None = None, row_norm: float = 1.0,
@@ -307,41 +314,81 @@ def bingham_design(epsilon: float, *, d: int = 2, n: int | None = None, row_norm
                        f"differing row {row_norm:g}*e1 vs {row_norm:g}*e2", "proj_e1")
 
 
-def subspace_design(*, d: int = 2, n1: int = 34, n2: int = 29) -> AuditDesign:
-    """For Singhal–Steinke's GAP-MAX (replace-one-row): n1 points on the e₁ axis and n2 on the e₂ axis
-    in D; one e₁ point moved to e₂ in D'.  The top-two score gap drops by 2 (the full sensitivity
-    TLap is calibrated for).  Statistic ‖V̂ᵀe₁‖² (⊥ → −1)."""
+def subspace_exact_design(epsilon: float, delta: float, *, d: int = 2, margin: int = 4) -> AuditDesign:
+    """For Singhal–Steinke's GAP-MAX (Algorithm 1, replace-one-row, k = 1).
+
+    D: n₁ points on the e₁ axis and n₂ on the e₂ axis, n₂ = ⌈NULL score⌉ + 1 (so that the runner-up
+    score is e₂'s, not NULL's) and n₁ = n₂ + ``margin``; D': one e₁ point moved to e₂.  The gap
+    top − second falls by 2, the full sensitivity the truncated Laplace noise is calibrated for.
+    Statistic ‖V̂ᵀe₁‖² (⊥ → −1): the event "output ≠ e₁" is e^ε likelier under D'.
+    """
+    from mechanisms.subspace import exact_null_score
+
+    n2 = int(math.ceil(exact_null_score(1, epsilon, delta))) + 1
+    n1 = n2 + int(margin)
     e1, e2 = _unit(d, 0), _unit(d, 1)
     X1 = np.vstack([np.tile(e1, (n1, 1)), np.tile(e2, (n2, 1))])
     X0 = np.vstack([np.tile(e1, (n1 - 1, 1)), np.tile(e2, (n2 + 1, 1))])
-    return AuditDesign(X1, X0, "replace-one-row", "subspace",
+    return AuditDesign(X1, X0, "replace-one-row", "subspace_exact",
                        f"{n1} points on e1 and {n2} on e2 vs one moved from e1 to e2 (R^{d})", "proj_e1")
+
+
+def subspace_approx_design(epsilon: float, delta: float, *, d: int = 2) -> AuditDesign:
+    """For Singhal–Steinke's subsample-and-aggregate (Algorithm 2, replace-one-row, k = 1).
+
+    t blocks of m = 3 rows (t from the mechanism's parameters): ⌈t/2⌉ blocks spanning e₁ (rows
+    e₁, e₁, e₁) and the rest spanning e₂, except that the last e₁ block is (e₁, e₁, e₂) in D and
+    (e₁, e₂, e₂) in D' — one row changed flips that block's subspace, moving one point of the
+    stable histogram from the e₁ cell to the e₂ cell, with counts around the t/2 release rule.
+    """
+    from mechanisms.subspace import approx_parameters
+
+    t = int(approx_parameters(10**6, d, 1, epsilon, delta, 0.01)["t"])
+    h = (t + 1) // 2
+    e1, e2 = _unit(d, 0), _unit(d, 1)
+    blocks1 = [np.array([e1, e1, e1])] * (h - 1)
+    blocks2 = [np.array([e2, e2, e2])] * (t - h)
+    X1 = np.vstack(blocks1 + [np.array([e1, e1, e2])] + blocks2)
+    X0 = np.vstack(blocks1 + [np.array([e1, e2, e2])] + blocks2)
+    return AuditDesign(X1, X0, "replace-one-row", "subspace_approx",
+                       f"{t} blocks of 3 rows: {h} spanning e1, {t - h} spanning e2; one row of the last "
+                       f"e1 block changed e1 -> e2 flips it (R^{d})", "proj_e1")
 
 
 #: which design suits which mechanism (anything not listed uses the Gaussian design)
 DESIGN_OF = {"ppca": "bingham", "ppca_iterative": "bingham",
-             "subspace_exact": "subspace", "subspace_approx": "subspace"}
+             "subspace_exact": "subspace_exact", "subspace_approx": "subspace_approx"}
 #: extra mechanism parameters for the audit (cheap and hard settings)
 AUDIT_PARAMS = {
     "ppca": {"sampler": "exact"},
     "noisy_power": {"iterations": 1},          # with p = d the earlier products carry no information
     "online_pca": {"keep_subspaces": False},
+    "streaming_power": {"block_size": 50},     # 4 blocks of 50 rows; the differing row is in the last
 }
-#: default n of the Gaussian design per mechanism (online PCA runs one eigendecomposition per row)
-DESIGN_N = {"online_pca": 32}
+#: Gaussian-design options per mechanism (online PCA runs one eigendecomposition per row; a stream's
+#: add/remove neighbour is the zero row at the same time step; the streaming power method's last
+#: block matters most)
+GAUSSIAN_OPTIONS = {"online_pca": {"n": 32, "removal": "zero"},
+                    "streaming_power": {"n": 200, "position": "last"}}
 
 
-def design_for(name: str, neighbouring: str, *, epsilon: float | None = None, d: int = 2,
-               n: int | None = None, row_norm: float = 1.0) -> AuditDesign:
+def design_for(name: str, neighbouring: str, *, epsilon: float | None = None, delta: float | None = None,
+               d: int = 2, n: int | None = None, row_norm: float = 1.0) -> AuditDesign:
     """The hard pair of datasets for mechanism ``name`` under ``neighbouring``."""
     if neighbouring == "none":   # no claim about neighbours (pca, random): audit under replacement
         neighbouring = "replace-one-row"
     kind = DESIGN_OF.get(name, "gaussian")
-    if kind == "bingham" and neighbouring == "replace-one-row" and epsilon is not None:
+    replace = neighbouring == "replace-one-row"
+    if kind == "bingham" and replace and epsilon is not None:
         return bingham_design(epsilon, d=d, n=n, row_norm=row_norm)
-    if kind == "subspace" and neighbouring == "replace-one-row":
-        return subspace_design(d=d)
-    return gaussian_design(neighbouring, d=d, n=n or DESIGN_N.get(name, 200), row_norm=row_norm)
+    if kind == "subspace_exact" and replace and epsilon and delta:
+        return subspace_exact_design(epsilon, delta, d=d)
+    if kind == "subspace_approx" and replace and epsilon and delta:
+        return subspace_approx_design(epsilon, delta, d=d)
+    opts = dict(GAUSSIAN_OPTIONS.get(name, {}))
+    if n is not None:
+        opts["n"] = n
+    return gaussian_design(neighbouring, d=d, row_norm=row_norm, **opts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,10 +449,11 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
     t0 = time.perf_counter()
     if design is None:
         # the declared relation (it can depend on the parameters, e.g. Analyze Gauss, noisy power)
-        probe_X = gaussian_design("replace-one-row", d=d, n=8).X1
+        probe_X = gaussian_design("replace-one-row", d=d, n=200).X1
         probe = fn(probe_X, k, rng=np.random.default_rng([seed, 7, 99]), **params)
-        design = design_for(design_name, probe.guarantee.neighbouring, epsilon=epsilon, d=d, n=n,
-                            row_norm=row_norm)
+        g0 = probe.guarantee
+        design = design_for(design_name, g0.neighbouring, epsilon=g0.epsilon if epsilon is None else epsilon,
+                            delta=g0.delta, d=d, n=n, row_norm=row_norm)
     design.k = k
     rng1, rng0 = np.random.default_rng([seed, 7, 1]), np.random.default_rng([seed, 7, 0])
     first = fn(design.X1, k, rng=rng1, **params)
@@ -571,9 +619,12 @@ def run_audit(cfg) -> dict:
     else:
         name = str(cfg.mechanism.name)
         params = mechanism_params(cfg)
-    params.update(OmegaConf.to_container(e.get("mechanism_params") or {}, resolve=True))
+    extra = e.get("mechanism_params")
+    if extra is not None:
+        params.update(OmegaConf.to_container(extra, resolve=True))
     params.pop("progress", None)
-    cap = (e.get("epsilon_cap") or {}).get(name)
+    caps = e.get("epsilon_cap")
+    cap = None if caps is None else caps.get(name)
     capped = False
     if cap is not None and "epsilon" in params and params["epsilon"] is not None and params["epsilon"] > cap:
         params["epsilon"], capped = float(cap), True
@@ -587,7 +638,7 @@ def run_audit(cfg) -> dict:
         mech = name
     _, fn = _resolve(mech)
     params = _accepted_params(fn, {**AUDIT_PARAMS.get(name, {}), **params})
-    key = {"experiment": str(e.name), "mechanism": name, "mechanism_params": params,
+    key = {"experiment": str(e.name), "mechanism": name, "mechanism_params": dict(params),
            "trials": int(e.trials), "confidence": float(e.confidence), "seed": int(cfg.seed),
            "d": int(e.d), "n": None if e.get("n") is None else int(e.n), "k": int(e.k),
            "row_norm": row_norm, "noise_factor": None if noise_factor is None else float(noise_factor),
@@ -601,6 +652,7 @@ def run_audit(cfg) -> dict:
             record = json.load(fh)
         record["written"] = False
     else:
+        params = dict(params)
         eps = params.pop("epsilon", None)
         dl = params.pop("delta", None)
         res = audit_mechanism(mech, epsilon=eps, delta=dl, trials=int(e.trials), confidence=float(e.confidence),
