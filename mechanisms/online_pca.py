@@ -35,13 +35,14 @@ Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (h
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k)
+from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
+                    check_delta, check_epsilon, check_k)
 from .linalg import random_orthonormal, symmetric_gaussian, top_k_eigenvectors
 from .noisy_power import gaussian_sigma, zcdp_rho_for, zcdp_to_epsilon
 
@@ -159,6 +160,9 @@ class TreeAggregator:
 
 def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, int | None, list[int]]:
     clipped = [0]
+    if isinstance(stream, PreparedData):   # the runners' validated data: its rows, in order
+        clipped[0] = stream.n_clipped
+        return iter(stream.X), stream.X.shape[0], stream.X.shape[1], clipped
     if isinstance(stream, np.ndarray) or (isinstance(stream, (list, tuple)) and len(stream) and
                                           np.ndim(stream[0]) == 1):
         X, nc = check_data(np.asarray(stream), clip=clip)
@@ -173,9 +177,19 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
     return gen(), None, None, clipped
 
 
+def _single_thread_blas():
+    """One BLAS thread for the loop of m small d x d eigendecompositions: a multi-threaded BLAS is
+    up to ~25x slower on such small matrices when cores are shared (results are unchanged)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                tree: bool = True, horizon: int | None = None, neighbouring: str = "add-remove-one-row",
-               clip: bool = False, keep_subspaces: bool = True) -> MechanismOutput:
+               clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True) -> MechanismOutput:
     """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
 
     ``stream``: an m x d array or an iterable of length-d rows (L2 norm <= 1; ``clip=True`` scales
@@ -186,6 +200,8 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     (array (m+1, d, k): V_1..V_{m+1}, V_t chosen before a_t), ``gains`` (length m),
     ``cumulative_gain``, ``opt``, ``regret``, ``regret_curve`` (regret of the first t steps
     against the best fixed subspace of those t rows), noise scales and tree statistics.
+    ``keep_subspaces=False`` / ``keep_curves=False`` leave out the length-m arrays (``subspaces``;
+    ``gains`` and ``regret_curve``) so that ``info`` holds scalars only (for result records).
     """
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
@@ -220,34 +236,36 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
 
     t = 0
     row = first
-    while row is not None:
-        if tree and t >= m:
-            raise PrivacyInputError(f"stream longer than horizon={m}")
-        g = float(np.sum((V.T @ row) ** 2))
-        gains.append(g)
-        outer = np.outer(row, row)
-        S_true += outer
-        if tree:
-            agg.add(outer)
-            C_hat = agg.prefix()
-        else:
-            C = C + outer
-            C_hat = C + symmetric_gaussian(d, sigma, rng)
-        V = top_k_eigenvectors(C_hat, k)
-        if keep_subspaces:
-            subspaces.append(V)
-        w = np.linalg.eigvalsh(S_true)
-        regret_curve.append(float(np.sum(w[::-1][:k])) - float(np.sum(gains)))
-        t += 1
-        row = next(it, None)
+    with _single_thread_blas():
+        while row is not None:
+            if tree and t >= m:
+                raise PrivacyInputError(f"stream longer than horizon={m}")
+            g = float(np.sum((V.T @ row) ** 2))
+            gains.append(g)
+            outer = np.outer(row, row)
+            S_true += outer
+            if tree:
+                agg.add(outer)
+                C_hat = agg.prefix()
+            else:
+                C = C + outer
+                C_hat = C + symmetric_gaussian(d, sigma, rng)
+            V = top_k_eigenvectors(C_hat, k)
+            if keep_subspaces:
+                subspaces.append(V)
+            w = np.linalg.eigvalsh(S_true)
+            regret_curve.append(float(np.sum(w[::-1][:k])) - float(np.sum(gains)))
+            t += 1
+            row = next(it, None)
 
     opt = float(np.sum(np.linalg.eigvalsh(S_true)[::-1][:k]))
     cum = float(np.sum(gains))
     info: dict[str, Any] = {
-        "gains": np.asarray(gains), "cumulative_gain": cum, "opt": opt, "regret": opt - cum,
-        "regret_curve": np.asarray(regret_curve), "m": t, "tree": tree, "n_clipped": clipped[0],
-        "neighbouring_sensitivity": sens,
+        "cumulative_gain": cum, "opt": opt, "regret": opt - cum,
+        "m": t, "tree": tree, "n_clipped": clipped[0], "neighbouring_sensitivity": sens,
     }
+    if keep_curves:
+        info.update(gains=np.asarray(gains), regret_curve=np.asarray(regret_curve))
     if keep_subspaces:
         info["subspaces"] = np.stack(subspaces)
     if tree:

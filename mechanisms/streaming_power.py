@@ -27,8 +27,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k)
+from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
+                    check_delta, check_epsilon, check_k)
 from .linalg import orthonormalize, random_orthonormal
 from .metrics import projector_distance
 from .noisy_power import gaussian_sigma
@@ -42,6 +42,8 @@ def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int) -
 
 def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
     """Yield consecutive B x d blocks from an array, an iterable of rows, or an iterable of chunks."""
+    if isinstance(stream, PreparedData):   # the runners' validated data: its rows, in order
+        stream = stream.X
     if isinstance(stream, np.ndarray):
         for s in range(0, stream.shape[0] - block_size + 1, block_size):
             yield stream[s:s + block_size]
@@ -65,7 +67,7 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
                     epsilon: float | None = None, delta: float = 1e-6, clip: bool = False) -> MechanismOutput:
     """Block streaming power method (Hardt–Price Theorem 3.2 / appendix D); optional private variant.
 
-    ``stream``: n x d array or iterable of rows/chunks, read once.  ``iterations`` L: number of blocks
+    ``stream``: n x d array, :class:`PreparedData`, or iterable of rows/chunks, read once.  ``iterations`` L: number of blocks
     to consume (default: as many full blocks as the stream holds).  ``p`` (default k) columns are
     iterated; the output is the first k columns of X_L.  ``info``: ``samples_used`` (= L·B),
     ``iterations``, ``noise_scale`` (0 if non-private), ``n_clipped``.
@@ -80,6 +82,7 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
     else:
         sigma = 0.0
     bound = 1.0 if private else float("inf")
+    pre_clipped = stream.n_clipped if isinstance(stream, PreparedData) else 0
     blocks = _row_blocks(stream, block_size)
     Xl = None
     L = 0
@@ -111,7 +114,7 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
     else:
         guarantee = PrivacyGuarantee(float("inf"), 0.0, "none", note="non-private streaming PCA")
     info = {"iterations": L, "block_size": block_size, "samples_used": L * block_size, "p": p,
-            "noise_scale": sigma, "n_clipped": n_clipped}
+            "noise_scale": sigma, "n_clipped": n_clipped + pre_clipped}
     return MechanismOutput(components=Xl[:, :k].copy(), guarantee=guarantee, info=info)
 
 

@@ -89,7 +89,7 @@ def _bottom(guarantee: PrivacyGuarantee, reason: str, **info: Any) -> MechanismO
 
 def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                    ell: int | None = None, tol: float = 1e-8, max_candidates: int = 20000,
-                   row_norm_bound: float = 1.0,
+                   too_many: str = "raise", row_norm_bound: float = 1.0,
                    clip: bool = False) -> MechanismOutput:
     """Algorithm 1 (DPESSE) of Singhal–Steinke: (ε, δ)-DP exact subspace estimation (Theorem 1.1).
 
@@ -104,7 +104,9 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     span has dimension < k are not candidates (the output space is S_d^k); identical spans are merged
     (key: rounded projector); ``sup`` is computed over (k−1)-dim spans of points of s (enough: any
     proper subspace's points extend to such a span).  The search is combinatorial: when
-    ``C(n, k) > max_candidates`` a :class:`PrivacyInputError` is raised.  The test depends only on
+    ``C(n, k) > max_candidates`` a :class:`PrivacyInputError` is raised (``too_many="raise"``, default)
+    or ⊥ is returned with reason "too many candidates" (``too_many="bottom"``, used by the run.py
+    config so that a single run on a large data set ends with a record).  The test depends only on
     (n, k) and the cap — never on the data — so refusing reveals nothing (n is public under the
     replacement relation).
     ``ell`` (ℓ) defaults to max(1, k − 1) (general position); ℓ >= 1 is required by the privacy proof
@@ -118,13 +120,19 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     ell = max(1, k - 1) if ell is None else int(ell)
     if ell < 1:
         raise PrivacyInputError(f"ell must be >= 1, got {ell}")
+    if too_many not in ("raise", "bottom"):
+        raise PrivacyInputError(f"too_many must be 'raise' or 'bottom', got {too_many!r}")
     n_subsets = math.comb(n, k)
+    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=True,
+                                 note="Singhal-Steinke Algorithm 1 (GAP-MAX, truncated Laplace)")
+    if n_subsets > max_candidates and too_many == "bottom":
+        return _bottom(guarantee, f"too many candidates: C(n={n}, k={k}) = {n_subsets} > max_candidates="
+                                  f"{max_candidates} (depends on n and k only)",
+                       n_subsets=n_subsets, max_candidates=max_candidates, ell=ell, n_clipped=n_clipped)
     if n_subsets > max_candidates:
         raise PrivacyInputError(
             f"subspace_exact: C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates="
             f"{max_candidates}; the exact-case estimator is a combinatorial search meant for small inputs")
-    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=True,
-                                 note="Singhal-Steinke Algorithm 1 (GAP-MAX, truncated Laplace)")
     lam, A_trunc = truncated_laplace_params(2.0, eps, dl)
     null_score = exact_null_score(ell, eps, dl)
 

@@ -170,3 +170,21 @@ def test_regret_bound_rates():
     b = online_regret_bounds(np.array([10, 100]), 16, 2, np.array([10.0, 100.0]), 0.05, 1e-9)
     assert b["theorem8"].shape == (2,)
     assert np.all(np.diff(b["theorem8"]) > 0) and np.all(np.diff(b["theorem9"]) > 0)
+
+
+def test_prepared_data_stream_and_scalar_info():
+    """The runners pass PreparedData: its rows, in order, are the stream; keep_curves=False and
+    keep_subspaces=False leave only scalars in info (for result records)."""
+    from mechanisms._base import PreparedData
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, 5))
+    X /= np.linalg.norm(X, axis=1).max()
+    a = online_pca(X, 2, rng=np.random.default_rng(1), epsilon=0.5, delta=1e-6)
+    b = online_pca(PreparedData(X), 2, rng=np.random.default_rng(1), epsilon=0.5, delta=1e-6,
+                   keep_subspaces=False, keep_curves=False)
+    assert np.array_equal(a.components, b.components)
+    assert b.info["regret"] == pytest.approx(a.info["regret"]) and b.info["opt"] == pytest.approx(a.info["opt"])
+    assert a.info["regret_curve"][-1] == pytest.approx(a.info["regret"])
+    for key in ("subspaces", "gains", "regret_curve"):
+        assert key not in b.info
+    assert all(np.ndim(v) == 0 for v in b.info.values())

@@ -121,3 +121,13 @@ def test_bad_inputs():
     # chunks in an iterator work and are regrouped into blocks
     out = streaming_power((X[i:i + 30] for i in range(0, 100, 30)), 1, rng=rng, block_size=25)
     assert out.info["iterations"] == 4
+
+
+def test_prepared_data_is_read_as_its_rows():
+    from mechanisms._base import PreparedData
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((300, 6))
+    X /= np.linalg.norm(X, axis=1).max()
+    a = streaming_power(X, 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5)
+    b = streaming_power(PreparedData(X), 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5)
+    assert np.array_equal(a.components, b.components) and b.info["iterations"] == 3

@@ -108,6 +108,10 @@ def test_exact_too_large_raises():
     X, _ = planted_exact(200, 6, 3, rng)
     with pytest.raises(PrivacyInputError, match="max_candidates"):
         subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
+    out = subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="bottom")
+    assert out.components is None and out.info["status"] == "bottom" and "too many" in out.info["reason"]
+    with pytest.raises(PrivacyInputError, match="too_many"):
+        subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="nope")
 
 
 def test_exact_null_score_matches_paper_for_small_eps():
