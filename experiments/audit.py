@@ -426,14 +426,15 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
                     calibration_fraction: float = 0.5, thresholds: Sequence[float] | None = None,
                     d: int = 2, n: int | None = None, k: int = 1, row_norm: float = 1.0,
                     design: AuditDesign | None = None, design_name: str | None = None,
-                    **mechanism_params) -> dict:
+                    design_epsilon: float | None = None, **mechanism_params) -> dict:
     """Audit one mechanism: run it ``trials`` times on each of two neighbouring datasets.
 
     ``mechanism``: a registry name or a callable ``f(X, k, *, rng, **params) -> MechanismOutput``
     (e.g. from :func:`miscalibrated`).  ``epsilon``/``delta`` are passed on when the mechanism
     takes them; the *claimed* ε, δ and relation are read from the guarantee of its output.
     ``design`` overrides the dataset pair (default :func:`design_for`, under the relation
-    declared by the mechanism; ``design_name`` picks the design of another registry name).
+    declared by the mechanism; ``design_name`` picks the design of another registry name;
+    ``design_epsilon`` tunes ε-dependent designs for a suspected true ε instead of the claim).
     Returns a dict with ``audited_epsilon_lower``, ``claimed_epsilon``, ``delta``, ``confidence``,
     the event, counts and timings.  Randomness: ``default_rng([seed, 7, side])`` per dataset.
     """
@@ -452,8 +453,8 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
         probe_X = gaussian_design("replace-one-row", d=d, n=200).X1
         probe = fn(probe_X, k, rng=np.random.default_rng([seed, 7, 99]), **params)
         g0 = probe.guarantee
-        design = design_for(design_name, g0.neighbouring, epsilon=g0.epsilon if epsilon is None else epsilon,
-                            delta=g0.delta, d=d, n=n, row_norm=row_norm)
+        eps_design = design_epsilon or (g0.epsilon if epsilon is None else epsilon)
+        design = design_for(design_name, g0.neighbouring, epsilon=eps_design, delta=g0.delta, d=d, n=n, row_norm=row_norm)
     design.k = k
     rng1, rng0 = np.random.default_rng([seed, 7, 1]), np.random.default_rng([seed, 7, 0])
     first = fn(design.X1, k, rng=rng1, **params)
@@ -642,7 +643,7 @@ def run_audit(cfg) -> dict:
            "trials": int(e.trials), "confidence": float(e.confidence), "seed": int(cfg.seed),
            "d": int(e.d), "n": None if e.get("n") is None else int(e.n), "k": int(e.k),
            "row_norm": row_norm, "noise_factor": None if noise_factor is None else float(noise_factor),
-           "calibration_fraction": float(e.calibration_fraction)}
+           "calibration_fraction": float(e.calibration_fraction), "design_epsilon": e.get("design_epsilon")}
     store = ResultStore(results_root(cfg))
     from .results import record_id
     rid = record_id(key)
@@ -658,7 +659,8 @@ def run_audit(cfg) -> dict:
         res = audit_mechanism(mech, epsilon=eps, delta=dl, trials=int(e.trials), confidence=float(e.confidence),
                               seed=int(cfg.seed), calibration_fraction=float(e.calibration_fraction),
                               d=int(e.d), n=None if e.get("n") is None else int(e.n), k=int(e.k),
-                              row_norm=row_norm, design_name=name, **params)
+                              row_norm=row_norm, design_name=name, design_epsilon=e.get("design_epsilon"),
+                              **params)
         res["mechanism"] = getattr(mech, "audit_name", name)
         record = {"run_key": key, "experiment": str(e.name), **res, "epsilon_capped": capped,
                   "config": OmegaConf.to_container(cfg, resolve=True), "versions": package_versions(),
