@@ -454,7 +454,8 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
         probe = fn(probe_X, k, rng=np.random.default_rng([seed, 7, 99]), **params)
         g0 = probe.guarantee
         eps_design = design_epsilon or (g0.epsilon if epsilon is None else epsilon)
-        design = design_for(design_name, g0.neighbouring, epsilon=eps_design, delta=g0.delta, d=d, n=n, row_norm=row_norm)
+        design = design_for(design_name, g0.neighbouring, epsilon=eps_design, delta=g0.delta, d=d, n=n,
+                            row_norm=row_norm)
     design.k = k
     rng1, rng0 = np.random.default_rng([seed, 7, 1]), np.random.default_rng([seed, 7, 0])
     first = fn(design.X1, k, rng=rng1, **params)
@@ -620,6 +621,8 @@ def run_audit(cfg) -> dict:
     else:
         name = str(cfg.mechanism.name)
         params = mechanism_params(cfg)
+    # the audit's settings (AUDIT_PARAMS) win over the group's defaults; experiment.mechanism_params win over both
+    params.update(AUDIT_PARAMS.get(name, {}))
     extra = e.get("mechanism_params")
     if extra is not None:
         params.update(OmegaConf.to_container(extra, resolve=True))
@@ -638,7 +641,7 @@ def run_audit(cfg) -> dict:
     else:
         mech = name
     _, fn = _resolve(mech)
-    params = _accepted_params(fn, {**AUDIT_PARAMS.get(name, {}), **params})
+    params = _accepted_params(fn, params)
     key = {"experiment": str(e.name), "mechanism": name, "mechanism_params": dict(params),
            "trials": int(e.trials), "confidence": float(e.confidence), "seed": int(cfg.seed),
            "d": int(e.d), "n": None if e.get("n") is None else int(e.n), "k": int(e.k),
