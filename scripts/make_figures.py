@@ -82,11 +82,11 @@ def fig2(df: pd.DataFrame, out: Path):
         for i, tr in enumerate(row["traces.log_F"]):
             ax.plot(it, tr, lw=0.9, label=f"chain {i + 1}")
         ax.axhline(np.log(0.01), color="k", ls=":", lw=0.8, label="F = 0.01")
-        ax.set_title(f"{row['dataset']} (k = {row['k']}, n = {row['n']:,})")
+        ax.set_title(f"{row['dataset']} (k = {int(row['k'])}, n = {int(row['n']):,})")
         ax.set_xlabel("iteration T")
         ax.set_ylabel("log F_k^i(T)")
         ax.legend(fontsize=7)
-    fig.suptitle("Figure 2: convergence of the PPCA sampler from uniform starts")
+    fig.suptitle("Figure 2: convergence of the PPCA sampler from uniform starts", y=1.03)
     return save(fig, out, "fig2")
 
 
@@ -103,12 +103,12 @@ def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, ti
             ax.errorbar(s.n, s["mean"], yerr=s["std"], capsize=3, **style(mech))
         split = sub.split.iloc[0]
         ax.set_xscale("log")
-        ax.set_title(f"{ds} (k = {sub.k.iloc[0]}{', ' + split + ' split' if split else ''})")
+        ax.set_title(f"{ds} (k = {int(sub.k.iloc[0])}{', ' + split + ' split' if split else ''})")
         ax.set_xlabel("n (subsample size)")
         ax.set_ylabel("utility q_F(U)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(title + "  (ε = 0.1, δ = 0.01; bars: ±1 sd)")
+    fig.suptitle(title + "  (ε = 0.1, δ = 0.01; bars: ±1 sd)", y=1.03)
     return save(fig, out, name)
 
 
