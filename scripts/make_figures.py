@@ -157,6 +157,11 @@ def table2(df: pd.DataFrame, out: Path):
     return [out / "table2.csv"]
 
 
+#: colours of the issue-5 mechanisms (the JMLR ones keep STYLE's)
+EXTRA_COLORS = {"analyze_gauss": "tab:olive", "noisy_power": "tab:orange", "subspace_approx": "tab:cyan",
+                "subspace_exact": "tab:brown", "private_sketch": "tab:pink", "streaming_power": "tab:gray",
+                "online_pca": "tab:gray"}
+
 #: reference slopes drawn as guide lines in the dimension-scaling figure (theory, constants free)
 GUIDES = [(0.5, "∝ √d (guide: Analyze Gauss)", ":"), (1.0, "∝ d (guide: PPCA)", "--"),
           (1.5, "∝ d^{3/2} (guide: MOD-SULQ)", "-.")]
@@ -182,10 +187,13 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
         st = dict(style(mech))
         label = st.pop("label")
         st["ls"] = "-"
+        st.setdefault("color", EXTRA_COLORS.get(mech))
         line = ax.plot(g.d[ok], n[ok], marker="o", label=f"{label}{slope}", **st)[0]
-        if (~ok).any():   # not reached within the grid: drawn at the grid's top as open triangles
-            top = [max(x) for x in g.n_grid[~ok]]
-            ax.plot(g.d[~ok], top, marker="^", ls="none", mfc="none", color=line.get_color())
+        if (~ok).any():   # not reached: open triangle at the largest n searched (n* is above it)
+            top = [(srch[-1]["n"] if isinstance(srch, list) and srch else max(grid))
+                   for srch, grid in zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok],
+                                         g.n_grid[~ok])]
+            ax.plot(g.d[~ok], top, marker="^", ls="none", mfc="none", ms=8, color=line.get_color())
         if ok.any():
             anchors.append((float(g.d[ok].iloc[0]), float(n[ok].iloc[0])))
     dims = np.array(sorted(d.d.unique()), dtype=float)
@@ -202,7 +210,8 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     eps = ", ".join(f"{e:g}" for e in sorted(d.epsilon.unique()))
-    ax.set_title(f"Sample complexity vs d (spiked model, k = {d.k.iloc[0]}, ε = {eps}; ▲ = not reached)",
+    ax.set_title(f"Sample complexity vs d (spiked model, k = {int(d.k.iloc[0])}, ε = {eps}; "
+                 "△ = not reached up to that n)",
                  fontsize=9)
     return save(fig, out, "dimension_scaling")
 
@@ -242,7 +251,7 @@ def fig_online_regret(df: pd.DataFrame, out: Path):
     axes[1].set_ylabel("regret / OPT")
     axes[1].set_yscale("log")
     r = d.iloc[0]
-    fig.suptitle(f"Online PCA regret (DTTZ 2014), spiked model d = {r['d']}, k = {r['k']}, "
+    fig.suptitle(f"Online PCA regret (DTTZ 2014), spiked model d = {int(r['d'])}, k = {int(r['k'])}, "
                  f"per-step ε = {r['config.epsilon']:g}, δ = {r['config.delta']:g}")
     return save(fig, out, "online_regret")
 
