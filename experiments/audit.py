@@ -39,13 +39,13 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy import stats
 
 from mechanisms import MECHANISMS, get_mechanism
-from mechanisms._base import MechanismOutput, check_data
+from mechanisms._base import MechanismOutput
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ key), so an interrupted sweep resumes where it stopped.  Figures: ``scripts/make
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
@@ -26,6 +25,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from mechanisms._base import PreparedData
+from mechanisms.linalg import single_thread_blas
 from mechanisms.metrics import projector_distance
 from mechanisms.online_pca import online_regret_bounds
 
@@ -39,15 +39,6 @@ log = logging.getLogger(__name__)
 
 #: spiked-model parameters taken from the dataset config (``d`` is the swept variable)
 _SPIKED_KEYS = ("spike", "sigma", "lambdas", "basis", "row_scaling")
-
-
-def _single_thread_blas():
-    """One BLAS thread: many small/medium products on 2 shared cores run faster single-threaded."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _grid(cfg: DictConfig) -> dict[str, Any]:
@@ -120,7 +111,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     common = {"scale": str(cfg.scale.name), "target": target, "spiked": _spiked_params(cfg)}
     summaries = []
     bar = progress_bar(total=len(dims), desc=f"{cfg.mechanism.name} dimension scaling", enable=cfg.progress)
-    with _single_thread_blas():
+    with single_thread_blas():
         for d in dims:
             skey = run_key(cfg, kind="summary", d=d, n=None, restart=None, n_grid=ns, restarts=restarts,
                            max_cells=None if math.isinf(max_cells) else max_cells, **common)
@@ -230,7 +221,7 @@ def run_online_regret(cfg: DictConfig) -> dict:
     written = 0
     rows = []
     common = {"scale": str(cfg.scale.name), "spiked": _spiked_params(cfg), "curve_points": points}
-    with _single_thread_blas():
+    with single_thread_blas():
         for tree in variants:
             for r in range(restarts):
                 key = run_key(cfg, d=d, n=m, m=m, restart=r, tree=tree, **common)

@@ -24,7 +24,7 @@ from mechanisms.calibration import mod_sulq_noise_scale
 from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
 from .progress import progress_bar
-from .results import ResultStore, to_json
+from .results import ResultStore
 from .runners import (emit, evaluate_mechanism, make_record, mechanism_rng, mechanism_stream, output_fields,
                       results_root, run_key, subset_rng, subset_stream)
 

@@ -256,11 +256,9 @@ def vonmises_numba(mu, kappa):
         s = 1.0 + sm1
     while True:
         U = np.random.random()
-        Z = math.cos(math.pi * U)
         onepz = 2.0 * math.cos(0.5 * math.pi * U) ** 2  # 1 + Z
         onemz = 2.0 - onepz  # 1 - Z
         denom = sm1 + onepz  # s + Z
-        W = (1.0 + s * Z) / denom
         one_m_w = sm1 * onemz / denom  # 1 - W, exact algebra
         Y = kappa * (sm1 + one_m_w)  # kappa (s - W)
         V = np.random.random()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 
 def top_k_eigenvectors(M: np.ndarray, k: int) -> np.ndarray:
@@ -49,3 +50,12 @@ def null_space_basis(V: np.ndarray) -> np.ndarray:
     d, k = V.shape
     Q, _ = np.linalg.qr(V, mode="complete")
     return Q[:, k:]
+
+
+def single_thread_blas():
+    """Context manager limiting BLAS to one thread.
+
+    Loops of many small d x d products/eigendecompositions run much faster single-threaded when
+    cores are shared (up to ~25x measured on the 2-core machines here); results are unchanged.
+    """
+    return threadpool_limits(limits=1, user_api="blas")

@@ -35,7 +35,6 @@ Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (h
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any, Callable, Iterable
 
@@ -43,8 +42,8 @@ import numpy as np
 
 from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
                     check_delta, check_epsilon, check_k)
-from .linalg import random_orthonormal, symmetric_gaussian, top_k_eigenvectors
-from .noisy_power import gaussian_sigma, zcdp_rho_for, zcdp_to_epsilon
+from .linalg import random_orthonormal, single_thread_blas, symmetric_gaussian, top_k_eigenvectors
+from .noisy_power import gaussian_sigma, zcdp_to_epsilon
 
 
 def tree_height(m: int) -> int:
@@ -177,16 +176,6 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
     return gen(), None, None, clipped
 
 
-def _single_thread_blas():
-    """One BLAS thread for the loop of m small d x d eigendecompositions: a multi-threaded BLAS is
-    up to ~25x slower on such small matrices when cores are shared (results are unchanged)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                tree: bool = True, horizon: int | None = None, neighbouring: str = "add-remove-one-row",
                clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True) -> MechanismOutput:
@@ -236,7 +225,7 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
 
     t = 0
     row = first
-    with _single_thread_blas():
+    with single_thread_blas():
         while row is not None:
             if tree and t >= m:
                 raise PrivacyInputError(f"stream longer than horizon={m}")

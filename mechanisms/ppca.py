@@ -33,7 +33,7 @@ import numpy as np
 
 from ._base import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k, second_moment
 from .bingham import run_bingham_chains, sample_vector_bingham
-from .diagnostics import MIN_ESS_PER_CHAIN, RHAT_THRESHOLD, summarize_chains
+from .diagnostics import RHAT_THRESHOLD, summarize_chains
 
 __all__ = ["ppca", "ppca_from_second_moment", "gibbs_convergence_traces", "SAMPLERS"]
 

@@ -139,7 +139,6 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     norms = np.linalg.norm(X, axis=1)
     is_zero = norms <= tol
     n_zero = int(is_zero.sum())
-    nz_idx = np.flatnonzero(~is_zero)
 
     def basis(idx) -> np.ndarray | None:
         M = X[list(idx)].T

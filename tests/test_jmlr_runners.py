@@ -2,7 +2,6 @@
 
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
@@ -180,7 +179,6 @@ def test_figures_from_a_small_store(tmp_path):
 def test_figure_axes_are_labelled(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     sys.path.insert(0, str(REPO / "scripts"))
     import make_figures
     _fake_store(tmp_path)

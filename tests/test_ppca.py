@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
 from mechanisms._base import PrivacyInputError
 from mechanisms.metrics import q_F
-from mechanisms.ppca import gibbs_convergence_traces, ppca, ppca_from_second_moment
+from mechanisms.ppca import gibbs_convergence_traces, ppca
 from mechanisms.ppca_iterative import ppca_iterative
 
 
