@@ -74,7 +74,7 @@ def run_key(cfg: DictConfig, **extra: Any) -> dict:
         "mechanism_params": mechanism_params(cfg),
         "k": int(cfg.k),
         "n": None if cfg.n is None else int(cfg.n),
-        "scale": cfg.scale.name,
+        "scale": cfg.scale.name,   # a run at another scale is another run (iterations, chains differ)
         "seed": int(cfg.seed),
         "subset": int(cfg.subset),
         "restart": int(cfg.restart),
@@ -132,6 +132,7 @@ def make_record(cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seco
         "n_total": int(dataset.X.shape[0]),
         "d": int(X.shape[1]),
         "k": int(cfg.k),
+        "scale": cfg.scale.name,
         "seed": int(cfg.seed),
         "subset": int(cfg.subset),
         "restart": int(cfg.restart),

@@ -36,6 +36,7 @@ def test_utility_vs_n_runs_and_resumes(tmp_path):
     df = ResultStore(tmp_path).load()
     assert sorted(df.n.unique()) == [500, 5000]
     assert set(df.neighbouring) == {"replace-one-row"} and set(df.epsilon) == {0.1}
+    assert set(df.scale) == {"smoke"} and set(df.experiment) == {"utility_vs_n"}
     assert (df.q_F <= df.q_F_opt + 1e-12).all()
     again = run_utility_vs_n(cfg)
     assert again["records_written"] == 0
