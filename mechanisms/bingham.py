@@ -288,6 +288,16 @@ def _column_energy(Qt, b, j):
 
 
 @njit(cache=True)
+def _rotate_rows(Qt, i, j, c, s):
+    """Qt[i], Qt[j] <- c Qt[i] + s Qt[j], c Qt[j] − s Qt[i]: the Givens rotation Q·G(θ) on columns i, j."""
+    for l in range(Qt.shape[1]):
+        qi = Qt[i, l]
+        qj = Qt[j, l]
+        Qt[i, l] = c * qi + s * qj
+        Qt[j, l] = c * qj - s * qi
+
+
+@njit(cache=True)
 def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V):
     """Run ``n_iter`` Givens-Gibbs sweeps in place on one chain.
 
@@ -317,24 +327,14 @@ def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V):
                     theta += math.pi
                 c = math.cos(theta)
                 s = math.sin(theta)
-                for l in range(d):
-                    qi = Qt[i, l]
-                    qj = Qt[j, l]
-                    Qt[i, l] = c * qi + s * qj
-                    Qt[j, l] = c * qj - s * qi
+                _rotate_rows(Qt, i, j, c, s)
                 cdiag[i] = c * c * cii + 2.0 * c * s * cij + s * s * cjj
                 cdiag[j] = s * s * cii - 2.0 * c * s * cij + c * c * cjj
         # frame spins inside V: conditional of θ is uniform (tr(VᵀBV) unchanged)
         for i in range(k):
             for j in range(i + 1, k):
                 theta = 2.0 * math.pi * np.random.random()
-                c = math.cos(theta)
-                s = math.sin(theta)
-                for l in range(d):
-                    qi = Qt[i, l]
-                    qj = Qt[j, l]
-                    Qt[i, l] = c * qi + s * qj
-                    Qt[j, l] = c * qj - s * qi
+                _rotate_rows(Qt, i, j, math.cos(theta), math.sin(theta))
         e = 0.0
         for i in range(k):
             cdiag[i] = _column_energy(Qt, b, i)
