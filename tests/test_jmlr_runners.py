@@ -196,3 +196,18 @@ def test_figure_axes_are_labelled(tmp_path):
         for ax in fig.axes:
             assert ax.get_xlabel() and ax.get_ylabel()
             assert ax.get_legend() is not None
+
+
+@pytest.mark.parametrize("launcher", ["submitit_test", "local_parallel"])
+def test_sweep_through_hydra_launchers(tmp_path, launcher):
+    """The cluster path (submitit, local executor) and the joblib path run a two-job sweep."""
+    proc = subprocess.run([sys.executable, str(REPO / "run.py"), "-m", f"hydra/launcher={launcher}",
+                           "experiment=utility_vs_n", "scale=smoke", "mechanism=pca,random", f"results_dir={tmp_path}",
+                           "quiet=true"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    df = ResultStore(tmp_path).load()
+    assert set(df.mechanism) == {"pca", "random"}
+    assert len(df) == 2 * 1 + 2 * 2          # pca: 2 sizes x 1 restart; random: 2 sizes x 2 restarts
+    if launcher == "submitit_test":
+        assert list((tmp_path / "hydra" / "multirun").rglob("*.submitit*")) or \
+            list((tmp_path / "hydra" / "multirun").rglob("*_submitted.pkl"))
