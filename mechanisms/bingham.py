@@ -278,7 +278,7 @@ def vonmises_numba(mu, kappa):
     return mu + ang
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, fastmath=True)
 def _column_energy(Qt, b, j):
     d = b.shape[0]
     s = 0.0
@@ -287,7 +287,16 @@ def _column_energy(Qt, b, j):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
+def _weighted_dot(Qt, b, i, j):
+    """c_ij = Σ_l b_l Qt[i, l] Qt[j, l], an entry of QᵀBQ in B's eigenbasis."""
+    s = 0.0
+    for l in range(b.shape[0]):
+        s += b[l] * Qt[i, l] * Qt[j, l]
+    return s
+
+
+@njit(cache=True, fastmath=True)
 def _rotate_rows(Qt, i, j, c, s):
     """Qt[i], Qt[j] <- c Qt[i] + s Qt[j], c Qt[j] − s Qt[i]: the Givens rotation Q·G(θ) on columns i, j."""
     for l in range(Qt.shape[1]):
@@ -297,13 +306,22 @@ def _rotate_rows(Qt, i, j, c, s):
         Qt[j, l] = c * qj - s * qi
 
 
+#: Givens sweeps in one iteration of the fast chain (measured: about the mixing of one reference iteration)
+GIBBS_SWEEPS_PER_ITERATION = 2
+
+
 @njit(cache=True)
-def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V):
-    """Run ``n_iter`` Givens-Gibbs sweeps in place on one chain.
+def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps=1):
+    """Run ``n_iter`` iterations of the Givens-Gibbs chain in place on one chain.
+
+    One iteration = ``sweeps`` passes over the k(d − k) pairs (i < k <= j), each an exact draw of
+    the rotation angle from its von Mises conditional, then one uniform spin of every pair inside V
+    (which leaves tr(VᵀBV) unchanged). Every move is an exact conditional draw, so any such
+    sequence leaves the target invariant.
 
     Qt : (d, d) array, row j = column j of Q (in the eigenbasis of B).
     b : (d,) eigenvalues of B.
-    energy_out : (n_iter,) receives tr(VᵀBV) after each sweep.
+    energy_out : (n_iter,) receives tr(VᵀBV) after each iteration.
     sum_V : (k, d) running sum of Vᵀ (for the F_k statistic), updated in place.
     """
     d = b.shape[0]
@@ -311,25 +329,24 @@ def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V):
     for j in range(d):
         cdiag[j] = _column_energy(Qt, b, j)
     for it in range(n_iter):
-        for i in range(k):
-            for j in range(k, d):
-                cij = 0.0
-                for l in range(d):
-                    cij += b[l] * Qt[i, l] * Qt[j, l]
-                cii = cdiag[i]
-                cjj = cdiag[j]
-                a = 0.5 * (cii - cjj)
-                kappa = math.sqrt(a * a + cij * cij)
-                mu = math.atan2(cij, a)
-                phi = vonmises_numba(mu, kappa)
-                theta = 0.5 * phi
-                if np.random.random() < 0.5:
-                    theta += math.pi
-                c = math.cos(theta)
-                s = math.sin(theta)
-                _rotate_rows(Qt, i, j, c, s)
-                cdiag[i] = c * c * cii + 2.0 * c * s * cij + s * s * cjj
-                cdiag[j] = s * s * cii - 2.0 * c * s * cij + c * c * cjj
+        for _sweep in range(sweeps):
+            for i in range(k):
+                for j in range(k, d):
+                    cij = _weighted_dot(Qt, b, i, j)
+                    cii = cdiag[i]
+                    cjj = cdiag[j]
+                    a = 0.5 * (cii - cjj)
+                    kappa = math.sqrt(a * a + cij * cij)
+                    mu = math.atan2(cij, a)
+                    phi = vonmises_numba(mu, kappa)
+                    theta = 0.5 * phi
+                    if np.random.random() < 0.5:
+                        theta += math.pi
+                    c = math.cos(theta)
+                    s = math.sin(theta)
+                    _rotate_rows(Qt, i, j, c, s)
+                    cdiag[i] = c * c * cii + 2.0 * c * s * cij + s * s * cjj
+                    cdiag[j] = s * s * cii - 2.0 * c * s * cij + c * c * cjj
         # frame spins inside V: conditional of θ is uniform (tr(VᵀBV) unchanged)
         for i in range(k):
             for j in range(i + 1, k):
@@ -366,11 +383,17 @@ def progress_enabled(progress: bool | None) -> bool:
 def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, sampler: str = "gibbs",
                        n_chains: int = 4, iterations: int = 20000, record_every: int = 100,
                        progress: bool | None = None, chunk: int | None = None,
-                       reorth_every: int = 1000, desc: str = "BMF sampler") -> dict:
+                       reorth_every: int = 1000, desc: str = "BMF sampler",
+                       sweeps_per_iteration: int | None = None, init: np.ndarray | None = None) -> dict:
     """Run ``n_chains`` MCMC chains for BMF(diag(evals)) from uniform (Haar) starts.
 
     Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
     ``sampler`` is ``"gibbs"`` (fast Givens chain) or ``"reference"`` (Hoff column Gibbs).
+    One ``"gibbs"`` iteration is ``sweeps_per_iteration`` Givens sweeps (default 2: with it an
+    iteration mixes about as well as one reference iteration, see docs/sampler.md); one
+    ``"reference"`` iteration is one pass of exact column updates.
+    ``init`` (n_chains, d, k) optional starting frames (eigen-coordinates), e.g. final states of an
+    earlier run, to measure mixing at stationarity; default: independent Haar-uniform starts.
 
     Returns a dict with
       ``V``: (n_chains, d, k) final states (eigen-coordinates),
@@ -391,10 +414,13 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
     if sampler not in ("gibbs", "reference"):
         raise ValueError(f"unknown MCMC sampler {sampler!r}")
     record_every = max(1, int(record_every))
+    sweeps = GIBBS_SWEEPS_PER_ITERATION if sweeps_per_iteration is None else int(sweeps_per_iteration)
+    if sweeps < 1:
+        raise ValueError("sweeps_per_iteration must be >= 1")
     if chunk is None:
         chunk = record_every if sampler == "gibbs" else 1
         # keep kernel calls reasonably long (progress updates ~ every few 1e6 flops)
-        while sampler == "gibbs" and chunk * k * d * d < 2e7 and chunk < 5000:
+        while sampler == "gibbs" and chunk * sweeps * k * d * d < 2e7 and chunk < 5000:
             chunk *= 2
     energy = np.empty((n_chains, iterations))
     rec_T = np.arange(record_every, iterations + 1, record_every)
@@ -409,6 +435,9 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
             if sampler == "gibbs":
                 seed_numba(int(rng.integers(0, 2**31 - 1)))
                 Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+                if init is not None:  # complete the given frame to a full orthogonal matrix
+                    Q = np.linalg.qr(np.hstack([init[c], Q[:, : d - k]]))[0]
+                    Q[:, :k] = init[c]
                 Qt = np.ascontiguousarray(Q.T)
                 sum_V = np.zeros((k, d))
                 done = 0
@@ -419,7 +448,7 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                     step = min(chunk, iterations - done)
                     if next_rec < rec_T.size:
                         step = min(step, int(rec_T[next_rec]) - done)
-                    givens_sweeps(Qt, evals, k, step, energy[c, done:done + step], sum_V)
+                    givens_sweeps(Qt, evals, k, step, energy[c, done:done + step], sum_V, sweeps)
                     done += step
                     since_reorth += step
                     if next_rec < rec_T.size and done == rec_T[next_rec]:
@@ -435,7 +464,7 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                 Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
                 Vout[c] = Qt[:k].T
             else:
-                V = np.linalg.qr(rng.standard_normal((d, k)))[0]
+                V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
                 sum_V = np.zeros((d, k))
                 next_rec = 0
                 for t in range(iterations):
@@ -450,4 +479,5 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
     finally:
         bar.close()
     return {"V": Vout, "energy": energy, "F": F, "record_iterations": rec_T,
-            "seconds": time.perf_counter() - t0, "sampler": sampler}
+            "seconds": time.perf_counter() - t0, "sampler": sampler,
+            "sweeps_per_iteration": sweeps if sampler == "gibbs" else None}

@@ -111,7 +111,8 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     # polish orthonormality (changes V by O(1e-15))
     Qv, R = np.linalg.qr(V)
     V = Qv * np.sign(np.diag(R))
-    info.update(iterations=iterations, burn_in=burn_in, n_chains=n_chains, released_chain=0,
+    info.update(iterations=iterations, sweeps_per_iteration=res["sweeps_per_iteration"], burn_in=burn_in,
+                n_chains=n_chains, released_chain=0,
                 converged=bool(diag["converged"]), rhat=float(diag["rhat"]), ess=float(diag["ess"]),
                 rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
                 q_F_trace_mean=float(trace.mean()), F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
