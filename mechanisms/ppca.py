@@ -143,8 +143,10 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     epsilon : privacy parameter (> 0).
     rng : numpy Generator (the only source of randomness; fixed seed ⇒ identical output).
     sampler : "auto" | "exact" | "gibbs" | "reference" (see module docstring).
-    iterations : MCMC sweeps per chain (CSS 2013 used T = 20,000).
-    burn_in : sweeps discarded before computing R̂/ESS (default iterations // 2).
+    iterations : MCMC iterations per chain (CSS 2013 used T = 20,000). One "gibbs" iteration is
+        ``bingham.GIBBS_SWEEPS_PER_ITERATION`` (2) Givens sweeps; one "reference" iteration is one
+        pass of exact column updates (Hoff 2009).
+    burn_in : iterations discarded before computing R̂/ESS (default iterations // 2).
     n_chains : chains run from uniform starts; chain 0 is released.
     progress : tqdm bar; None = auto (on a TTY and CI unset).
     rhat_threshold, min_ess : convergence rule: split-R̂ < rhat_threshold (default 1.01) and
