@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduce the JMLR 2013 experiments end to end, then regenerate every figure and table.
+# Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
+# end to end, then regenerate every figure and table.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (the curated figures come from this)
 #   scripts/reproduce.sh paper     # the paper's settings: hours
 # Re-running resumes: records already in the results store are skipped.
@@ -40,5 +41,8 @@ sweep experiment=utility_vs_epsilon mechanism=pca,mod_sulq,ppca "scale=$SCALE"
       mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
 [ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
       mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
+# beyond the paper (synthetic data): dimension scaling and online regret
+sweep experiment=dimension_scaling mechanism=pca,ppca,mod_sulq,analyze_gauss,noisy_power,subspace_approx "scale=$SCALE"
+run experiment=online_regret "scale=$SCALE"
 "$PY" scripts/make_figures.py --results "$RESULTS" --scale "$SCALE"
 echo "reproduction ($SCALE) finished in $(( $(date +%s) - start )) s" >&2
