@@ -1,7 +1,16 @@
-"""Noise scales and concentrations, derived from the papers (one place for all of them).
+"""Noise scales, concentrations and the shared Gaussian/zCDP calibration helpers.
 
 Each function names the paper and equation it implements; the tests check each
 value against the formula and, statistically, against the noise actually added.
+
+Here: CSS13's MOD-SULQ β (eq. (5)) and PPCA concentration, DTTZ14's Δ_{ε,δ}, and the generic
+Gaussian-mechanism calibration (classical and zCDP) that the other mechanisms build on.  Noise scales
+that only make sense with one mechanism's parameters sit with that mechanism:
+``noisy_power.noisy_power_noise_scale`` / ``_row_noise_scale`` / ``_zcdp_noise_scale`` /
+``_laplace_scale`` (HP14), ``streaming_power.streaming_power_noise_scale``,
+``online_pca.algorithm1_noise_scale`` / ``tree_node_noise_scale`` (DTTZ14 §4),
+``private_sketch.private_sketch_lift`` (U18), ``subspace.truncated_laplace_params`` /
+``stable_histogram_threshold`` (SS21).
 """
 
 from __future__ import annotations
@@ -65,3 +74,37 @@ def analyze_gauss_noise_scale(epsilon: float, delta: float, sensitivity: float =
 def ppca_concentration(n: int, epsilon: float) -> float:
     """Scale n·ε/2 of PPCA's matrix Bingham BMF(n ε/2 · A), JMLR Algorithm 2."""
     return n * check_epsilon(epsilon) / 2.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Generic Gaussian calibration (classical and zCDP), shared by the mechanisms of HP14, DTTZ14 §4, U18
+# ---------------------------------------------------------------------------------------------
+
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """Largest ρ such that ρ-zCDP implies (ε, δ)-DP via ε = ρ + 2 sqrt(ρ log(1/δ)).
+
+    Bun & Steinke (TCC 2016), Proposition 1.3; solving the quadratic in sqrt(ρ):
+    ``sqrt(ρ) = sqrt(log(1/δ) + ε) - sqrt(log(1/δ))``.
+    """
+    L = math.log(1.0 / delta)
+    return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """ε of the (ε, δ)-DP guarantee implied by ρ-zCDP: ρ + 2 sqrt(ρ log(1/δ))."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, compositions: int = 1) -> float:
+    """Noise std of a Gaussian mechanism, L2 sensitivity ``sensitivity``, composed ``compositions`` times.
+
+    Returns the smaller of two valid calibrations:
+    (a) zCDP: σ = Δ sqrt(T / (2ρ)) with ρ = :func:`zcdp_rho_for` (ε, δ) (any ε > 0);
+    (b) for T = 1 and ε < 1 only, the classical σ = Δ sqrt(2 ln(1.25/δ)) / ε
+        (Dwork & Roth 2014, Theorem A.1) — for T > 1 the classical bound is not used.
+    Both are individually sufficient, so their minimum is.
+    """
+    sig = sensitivity * math.sqrt(compositions / (2.0 * zcdp_rho_for(epsilon, delta)))
+    if compositions == 1 and epsilon < 1.0:
+        sig = min(sig, sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
+    return sig

@@ -64,46 +64,13 @@ import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
+from .calibration import zcdp_rho_for
 from .linalg import orthonormalize, random_orthonormal
 
 #: ε <= PAPER_EPS_FACTOR * log(1/δ) is where the paper's σ is proven (ε, δ)-DP by zCDP.
 PAPER_EPS_FACTOR = 8.0 * (1.0 - 1.0 / math.sqrt(2.0))
 
 NEIGHBOURINGS = ("entry-level", "replace-one-row", "add-remove-one-row")
-
-
-# ---------------------------------------------------------------------------------------------
-# Generic Gaussian calibration helpers (shared by the other mechanisms of issue 5)
-# ---------------------------------------------------------------------------------------------
-
-def zcdp_rho_for(epsilon: float, delta: float) -> float:
-    """Largest ρ such that ρ-zCDP implies (ε, δ)-DP via ε = ρ + 2 sqrt(ρ log(1/δ)).
-
-    Bun & Steinke (TCC 2016), Proposition 1.3; solving the quadratic in sqrt(ρ):
-    ``sqrt(ρ) = sqrt(log(1/δ) + ε) - sqrt(log(1/δ))``.
-    """
-    L = math.log(1.0 / delta)
-    return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
-
-
-def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """ε of the (ε, δ)-DP guarantee implied by ρ-zCDP: ρ + 2 sqrt(ρ log(1/δ))."""
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
-def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, compositions: int = 1) -> float:
-    """Noise std of a Gaussian mechanism, L2 sensitivity ``sensitivity``, composed ``compositions`` times.
-
-    Returns the smaller of two valid calibrations:
-    (a) zCDP: σ = Δ sqrt(T / (2ρ)) with ρ = :func:`zcdp_rho_for` (ε, δ) (any ε > 0);
-    (b) for T = 1 and ε < 1 only, the classical σ = Δ sqrt(2 ln(1.25/δ)) / ε
-        (Dwork & Roth 2014, Theorem A.1) — for T > 1 the classical bound is not used.
-    Both are individually sufficient, so their minimum is.
-    """
-    sig = sensitivity * math.sqrt(compositions / (2.0 * zcdp_rho_for(epsilon, delta)))
-    if compositions == 1 and epsilon < 1.0:
-        sig = min(sig, sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
-    return sig
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ import numpy as np
 from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
                     check_delta, check_epsilon, check_k)
 from .linalg import random_orthonormal, single_thread_blas, symmetric_gaussian, top_k_eigenvectors
-from .noisy_power import gaussian_sigma, zcdp_to_epsilon
+from .calibration import analyze_gauss_noise_scale, gaussian_sigma, zcdp_to_epsilon
 
 
 def tree_height(m: int) -> int:
@@ -60,7 +60,7 @@ def algorithm1_noise_scale(epsilon: float, delta: float) -> float:
     returned instead (valid for every ε).
     """
     if epsilon < 1.0:
-        return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+        return analyze_gauss_noise_scale(epsilon, delta)
     return gaussian_sigma(1.0, epsilon, delta)
 
 

@@ -31,7 +31,7 @@ from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInpu
                     check_delta, check_epsilon, check_k)
 from .linalg import orthonormalize, random_orthonormal
 from .metrics import projector_distance
-from .noisy_power import gaussian_sigma
+from .calibration import gaussian_sigma
 
 
 def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int) -> float:

@@ -8,9 +8,10 @@ import pytest
 from mechanisms._base import PrivacyInputError
 from mechanisms.linalg import random_orthonormal, top_k_eigenvectors
 from mechanisms.metrics import projector_distance
-from mechanisms.noisy_power import (PAPER_EPS_FACTOR, gaussian_sigma, noisy_power, noisy_power_laplace_scale,
+from mechanisms.calibration import gaussian_sigma, zcdp_rho_for, zcdp_to_epsilon
+from mechanisms.noisy_power import (PAPER_EPS_FACTOR, noisy_power, noisy_power_laplace_scale,
                                     noisy_power_noise_scale, noisy_power_row_noise_scale,
-                                    noisy_power_zcdp_noise_scale, zcdp_rho_for, zcdp_to_epsilon)
+                                    noisy_power_zcdp_noise_scale)
 
 
 def spiked(n, d, k, rng, spike=20.0):

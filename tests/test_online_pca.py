@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mechanisms._base import PrivacyInputError
-from mechanisms.noisy_power import gaussian_sigma, zcdp_to_epsilon
+from mechanisms.calibration import gaussian_sigma, zcdp_to_epsilon
 from mechanisms.online_pca import (TreeAggregator, algorithm1_noise_scale, algorithm2_composed_epsilon,
                                    online_pca, online_regret_bounds, tree_height, tree_node_noise_scale)
 

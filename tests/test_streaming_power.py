@@ -7,7 +7,7 @@ import pytest
 
 from mechanisms._base import PrivacyInputError
 from mechanisms.metrics import projector_distance
-from mechanisms.noisy_power import gaussian_sigma
+from mechanisms.calibration import gaussian_sigma
 from mechanisms.streaming_power import streaming_error_curve, streaming_power, streaming_power_noise_scale
 
 
