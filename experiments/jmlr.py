@@ -147,6 +147,7 @@ def run_classification(cfg: DictConfig) -> dict:
     bar = progress_bar(total=perms * projs, desc=f"{cfg.mechanism.name} classification",
                        enable=cfg.progress)
     mech = instantiate(cfg.mechanism.fn)
+    c_grid = [float(c) for c in cfg.experiment.svm_C_grid]
     for p in range(perms):
         order = subset_rng(cfg.seed, p).permutation(dataset.X.shape[0])
         if max_rows:
@@ -158,7 +159,7 @@ def run_classification(cfg: DictConfig) -> dict:
         holdout = None
         for j in range(projs):
             key = run_key(cfg, subset=p, restart=j, positive_label=str(positive),
-                          max_rows=None if not max_rows else int(max_rows))
+                          max_rows=None if not max_rows else int(max_rows), svm_C_grid=c_grid)
             if store.has(key):
                 bar.update(1)
                 continue
@@ -170,7 +171,7 @@ def run_classification(cfg: DictConfig) -> dict:
             Z_train, Z_test = dataset.X[train] @ out.components, dataset.X[test] @ out.components
             if np.unique(y_all[train]).size < 2:
                 raise ValueError("training split has a single class; use more rows")
-            search = GridSearchCV(LinearSVC(dual=False), {"C": list(cfg.experiment.svm_C_grid)}, cv=3)
+            search = GridSearchCV(LinearSVC(dual=False), {"C": c_grid}, cv=3)
             search.fit(Z_train, y_all[train])
             acc = float(search.score(Z_test, y_all[test]))
             fields.update(subset=p, restart=j, accuracy=acc, svm_C=float(search.best_params_["C"]),
