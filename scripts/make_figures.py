@@ -46,7 +46,9 @@ def save(fig, out: Path, name: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
     for p in paths:
-        fig.savefig(p, dpi=130, bbox_inches="tight")
+        # no creation date in the PDF, so regenerating an unchanged figure gives identical bytes
+        meta = {"CreationDate": None} if p.suffix == ".pdf" else None
+        fig.savefig(p, dpi=130, bbox_inches="tight", metadata=meta)
     plt.close(fig)
     return paths
 
