@@ -9,7 +9,7 @@ Atomicity: a record is written to a temporary file in the same directory,
 flushed and fsync'ed, then *hard-linked* to its final name.  ``os.link`` fails
 if the name exists, so two parallel jobs writing the same record cannot
 clobber each other, and a reader never sees a half-written file (an
-interrupted write leaves only a ``.tmp-*`` file, which readers ignore and
+interrupted write leaves only a ``.tmp-*.part`` file, which readers ignore and
 :meth:`ResultStore.clean_temporaries` removes).
 """
 
@@ -86,7 +86,7 @@ class ResultStore:
         final = self.path(rid)
         if final.exists():
             return rid, False
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.records_dir)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=self.records_dir)
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(text)

@@ -21,7 +21,8 @@ SWEEP = ["experiment=utility_vs_n", "mechanism=mod_sulq", "dataset=gaussian10", 
 
 
 def _snapshot(records: Path) -> dict[str, str]:
-    return {p.name: p.read_text() for p in records.glob("*.json")}
+    """Every complete record file (temporaries are named .tmp-*.part and are not records)."""
+    return {p.name: p.read_text() for p in records.glob("*.json") if not p.name.startswith(".tmp-")}
 
 
 def _check_complete(root: Path, expected: int, before: dict[str, str]):
