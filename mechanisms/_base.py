@@ -118,7 +118,9 @@ def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tu
     guarantee still holds for the clipped data.
     """
     if isinstance(X, PreparedData):
-        return X.X, X.n_clipped
+        if row_norm_bound >= X.row_norm_bound:
+            return X.X, X.n_clipped
+        X = X.X  # validated for a looser bound: check (or clip) again for this one
     if hasattr(X, "toarray") and not isinstance(X, np.ndarray):
         raise PrivacyInputError("sparse input is not supported: pass a dense array (X.toarray())")
     try:
@@ -180,6 +182,7 @@ class PreparedData:
 
     def __init__(self, X: Any, *, clip: bool = False, row_norm_bound: float = 1.0):
         X, self.n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
+        self.row_norm_bound = float(row_norm_bound)
         X = np.array(X, dtype=np.float64, copy=True)
         X.flags.writeable = False
         A = second_moment(X)

@@ -182,3 +182,13 @@ def test_prepared_data_caches_second_moment_and_is_read_only(small_data):
     assert np.array_equal(out_a.components, out_b.components)
     # a fresh array with the same values is not served from the cache
     assert second_moment(small_data.copy()) is not data.A
+
+
+def test_prepared_data_is_rechecked_for_a_tighter_row_bound():
+    from mechanisms._base import PreparedData, check_data
+    data = PreparedData(np.array([[0.9, 0.0], [0.0, 0.2]]))
+    assert check_data(data)[0] is data.X
+    with pytest.raises(PrivacyInputError, match="norm above the bound 0.5"):
+        check_data(data, row_norm_bound=0.5)
+    clipped, n = check_data(data, row_norm_bound=0.5, clip=True)
+    assert n == 1 and np.linalg.norm(clipped[0]) == pytest.approx(0.5)
