@@ -138,14 +138,13 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                         out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
                         fields = output_fields(cfg, out, data, time.perf_counter() - t0)
                         fields.update(
-                            kind="run", restart=r, subset=0, mechanism_stream=stream, scale=str(cfg.scale.name),
+                            kind="run", restart=r, subset=0, mechanism_stream=stream,
                             target=target, data_stream=[int(cfg.dataset.data_seed), d, n, r],
                             projector_distance=(None if out.components is None
                                                 else projector_distance(out.components, ds.true_subspace)),
                             population_gap=float(ds.population_eigenvalues[int(cfg.k) - 1]
                                                  - ds.population_eigenvalues[int(cfg.k)]))
                         rec = make_record(cfg, ds, data.X, fields, time.perf_counter() - t0, key)
-                        rec["restart"] = r
                         written += store.write(rec)[1]
                     utils.append(_utility(rec))
                     dists.append(1.0 if rec.get("projector_distance") is None else rec["projector_distance"])
@@ -245,7 +244,7 @@ def run_online_regret(cfg: DictConfig) -> dict:
                     fields.update(
                         tree=tree, variant="tree" if tree else "fpl", m=m, restart=r, subset=0,
                         mechanism_stream=stream, data_stream=[int(cfg.dataset.data_seed), m, r],
-                        scale=str(cfg.scale.name), regret=info["regret"], opt=info["opt"],
+                        regret=info["regret"], opt=info["opt"],
                         regret_over_opt=info["regret"] / info["opt"],
                         projector_distance=projector_distance(out.components, ds.true_subspace),
                         curve={"t": t, "regret": regret, "opt": opt_t,
@@ -253,7 +252,6 @@ def run_online_regret(cfg: DictConfig) -> dict:
                                "theorem8_conditions": b["theorem8_conditions"],
                                "theorem9_conditions": np.broadcast_to(b["theorem9_conditions"], t.shape)})
                     rec = make_record(cfg, ds, data.X, fields, time.perf_counter() - t0, key)
-                    rec["restart"] = r
                     written += store.write(rec)[1]
                 rows.append({"tree": tree, "restart": r, "regret": rec["regret"], "opt": rec["opt"],
                              "regret_over_opt": rec["regret_over_opt"], "q_F_normalised": rec["q_F_normalised"]})

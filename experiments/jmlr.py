@@ -90,11 +90,13 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
     def points():
         for n in grid:
             for s in range(subsets):
-                def make(n=n, s=s):
-                    X, _, _ = subsample(dataset.X, n, np.random.default_rng(subset_stream(cfg.seed, s, n)))
+                stream = subset_stream(cfg.seed, s, n)
+
+                def make(n=n, stream=stream):
+                    X, _, _ = subsample(dataset.X, n, np.random.default_rng(stream))
                     return PreparedData(X, clip=bool(cfg.clip_rows))
                 for r in range(restarts):
-                    yield ({"n": int(n), "subset": s, "restart": r, "subset_stream": subset_stream(cfg.seed, s, n)},
+                    yield ({"n": int(n), "subset": s, "restart": r, "subset_stream": stream},
                            mechanism_stream(cfg.seed, s, r, n), (n, s), make)
 
     written = _sweep(cfg, dataset, points(), len(grid) * subsets * restarts,
@@ -216,16 +218,16 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
     from mechanisms.calibration import ppca_concentration
     from mechanisms.ppca import gibbs_convergence_traces
 
-    dataset = load_configured(cfg.dataset, cfg.data_dir)
-    X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, 0))
-    data = PreparedData(X, clip=bool(cfg.clip_rows))
     g = cfg.scale.gibbs
     key = run_key(cfg, chains=int(g.chains), chain_iterations=int(g.iterations),
                   record_every=int(g.record_every), sampler=str(cfg.experiment.sampler))
     store = ResultStore(results_root(cfg))
     written = 0
-    if not store.has(key):
+    if not store.has(key):  # load the data (and its n·d² second moment) only when there is work
         t0 = time.perf_counter()
+        dataset = load_configured(cfg.dataset, cfg.data_dir)
+        X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, 0))
+        data = PreparedData(X, clip=bool(cfg.clip_rows))
         every = int(g.record_every)
         res = gibbs_convergence_traces(data.A, data.X.shape[0], float(cfg.epsilon), int(cfg.k),
                                        n_chains=int(g.chains), iterations=int(g.iterations),
