@@ -66,11 +66,28 @@ class PrivacyGuarantee:
 
 @dataclass
 class MechanismOutput:
-    """A ``d x k`` orthonormal basis plus the guarantee and run diagnostics."""
+    """What one mechanism run returns, in two clearly separated parts.
 
-    components: np.ndarray
+    ``components`` (a ``d x k`` orthonormal basis, or ``None`` for ⊥) and ``release`` are
+    **the release**: everything the ``guarantee`` covers (a status such as "ok"/"bottom", and any
+    noisy quantity the mechanism publishes, e.g. a noisy count).  ``diagnostics`` is for the
+    experimenter only: exact statistics of the raw data, sampler internals, timings.  It is
+    **not private** and must never be published beside the release.
+
+    ``info`` is the legacy mixed dictionary, being removed mechanism by mechanism: treat
+    everything in it as a diagnostic (not private).
+    """
+
+    components: np.ndarray | None
     guarantee: PrivacyGuarantee
     info: dict[str, Any] = field(default_factory=dict)
+    release: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """``"ok"`` or ``"bottom"`` (⊥, no subspace): part of the release."""
+        return str(self.release.get("status", "ok" if self.components is not None else "bottom"))
 
 
 def check_epsilon(epsilon: float, *, upper: float | None = None) -> float:
