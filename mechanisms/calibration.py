@@ -108,3 +108,45 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, composition
     if compositions == 1 and epsilon < 1.0:
         sig = min(sig, sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
     return sig
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact privacy profile of the Gaussian mechanism (Balle & Wang, ICML 2018, Theorem 8)
+# ---------------------------------------------------------------------------------------------
+
+def gaussian_mu(sensitivity: float, sigma: float, compositions: int = 1) -> float:
+    """μ = sqrt(T)·Δ/σ: T adaptive Gaussian releases of L2 sensitivity Δ and std σ are together
+    exactly as private as one Gaussian with sensitivity/std ratio μ (μ-GDP; Dong, Roth & Su 2022,
+    Corollary 2).  For unequal steps, combine in quadrature: μ = sqrt(Σ_t (Δ_t/σ_t)²)."""
+    if not (sigma > 0 and sensitivity >= 0):
+        raise ValueError(f"need sigma > 0 and sensitivity >= 0, got {sigma}, {sensitivity}")
+    return math.sqrt(compositions) * sensitivity / sigma
+
+
+def gaussian_delta_for_epsilon(mu: float, epsilon: float) -> float:
+    """Exact δ(ε) of a Gaussian mechanism with ratio μ = Δ/σ (Balle & Wang 2018, Theorem 8):
+
+        δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ).
+    """
+    from scipy.special import log_ndtr, ndtr
+
+    if mu <= 0:
+        return 0.0
+    a = ndtr(mu / 2.0 - epsilon / mu)
+    # e^ε Φ(−μ/2 − ε/μ) computed in log space (ε can be large)
+    b = math.exp(epsilon + float(log_ndtr(-mu / 2.0 - epsilon / mu)))
+    return max(0.0, float(a - b))
+
+
+def gaussian_epsilon_for_delta(mu: float, delta: float) -> float:
+    """Exact ε(δ) of a Gaussian mechanism with ratio μ = Δ/σ: the smallest ε >= 0 with
+    :func:`gaussian_delta_for_epsilon` (μ, ε) <= δ (δ(ε) is decreasing in ε)."""
+    from scipy.optimize import brentq
+
+    dl = check_delta(delta)
+    if gaussian_delta_for_epsilon(mu, 0.0) <= dl:
+        return 0.0
+    hi = 1.0
+    while gaussian_delta_for_epsilon(mu, hi) > dl:
+        hi *= 2.0
+    return float(brentq(lambda e: gaussian_delta_for_epsilon(mu, e) - dl, 0.0, hi, xtol=1e-12, rtol=1e-12))
