@@ -1,13 +1,20 @@
 """Hydra entry point: ``python run.py [experiment=...] [mechanism=...] [dataset=...] [key=value ...]``.
 
 All logic lives in :mod:`experiments`; this file only hands the composed config over.
+Wrongly typed values fail at composition (schema: :class:`experiments.cli.RunConfig`); other
+user errors print one line and exit with status 2 (:func:`experiments.cli.report_user_errors`).
 """
 
 import hydra
 from omegaconf import DictConfig
 
+from experiments.cli import register_schema, report_user_errors
+
+register_schema()
+
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
+@report_user_errors
 def main(cfg: DictConfig):
     from experiments.runners import run_experiment
 

@@ -48,6 +48,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .errors import UserError
+
 DATASETS = ("kddcup", "census", "localization", "insurance")
 
 #: Bump when the parsing or scaling changes: it is part of every cache key.
@@ -128,9 +130,11 @@ RAW_FILES: dict[str, tuple[str, dict[str, list[str]]]] = {
 DEFAULT_SPLIT = {"kddcup": "10percent", "census": "learn", "localization": "all",
                  "insurance": "train+eval"}
 
-#: raw file name -> candidate URLs (the first that works is used). ucimlrepo's fetch_ucirepo
-#: returns already-parsed frames (and has no census learn/test files), so the original archive
-#: files are downloaded instead; their sha256 then matches a local copy of the same file.
+#: raw file name -> candidate URLs (the first that works is used).  The original archive files are
+#: downloaded, so a download is byte-identical to a local copy (same sha256, same parser).  ucimlrepo
+#: is deliberately not used (and not a dependency): its fetch_ucirepo serves one pre-parsed table per
+#: data set, which cannot keep census's learn/test split or insurance's three files apart, and its
+#: tables could not be checked against the original files' n, d and checksums (docs/data.md).
 DOWNLOAD_URLS: dict[str, list[str]] = {
     "kddcup.data_10_percent": [
         "https://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
@@ -143,7 +147,7 @@ DOWNLOAD_URLS: dict[str, list[str]] = {
     "ticeval2000.txt": [f"{_UCI}/tic-mld/ticeval2000.txt"],
     "tictgts2000.txt": [f"{_UCI}/tic-mld/tictgts2000.txt"],
 }
-#: UCI repository ids, for reference / ucimlrepo users.
+#: UCI repository ids (for reference: https://archive.ics.uci.edu/dataset/<id>).
 UCI_IDS = {"kddcup": 130, "census": 117, "localization": 196, "insurance": 125}
 
 
@@ -539,14 +543,14 @@ def load_dataset(name: str, *, data_dir: str | os.PathLike | None = None,
                  split: str | None = None) -> Dataset:
     """Load and preprocess one of :data:`DATASETS` (see the module docstring)."""
     if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
+        raise UserError(f"unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
     ddir = Path(data_dir).expanduser() if data_dir is not None else data_dir_from_env()
     cdir = Path(cache_dir) if cache_dir is not None else CACHE_DIR
     splits = RAW_FILES[name][1]
     if split is None:
         split = _default_split(name, ddir)
     elif split not in splits:
-        raise ValueError(f"unknown split {split!r} for {name!r}; valid: {', '.join(splits)}")
+        raise UserError(f"unknown split {split!r} for {name!r}; valid: {', '.join(splits)}")
 
     paths = _resolve_files(name, split, ddir, download)
     raw_memo: dict[Path, bytes] = {}

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import UserError
+
 SYNTHETIC = ("gaussian10", "spiked")
 
 
@@ -32,9 +34,9 @@ def subsample(X: np.ndarray, n: int | None, rng: np.random.Generator,
     if n is None or int(n) == total:
         return X, y, None
     if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ValueError(f"n must be a positive integer or null, got {n!r}")
+        raise UserError(f"n must be a positive integer or null, got {n!r}")
     n = int(n)
     if n > total:
-        raise ValueError(f"n = {n} is larger than the dataset ({total} rows)")
+        raise UserError(f"n = {n} is larger than the dataset ({total} rows)")
     idx = np.sort(rng.choice(total, size=n, replace=False))
     return X[idx], (None if y is None else y[idx]), idx

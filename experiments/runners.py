@@ -24,6 +24,7 @@ from mechanisms.metrics import optimal_q_F, q_F
 
 from .loading import load_configured, subsample
 from .provenance import REPO_ROOT, git_commit, package_versions
+from .errors import UserError
 from .results import ResultStore, to_json
 
 log = logging.getLogger(__name__)
@@ -211,7 +212,10 @@ def rerun(cfg: DictConfig) -> dict:
     Prints one JSON line with ``reproduced`` (the released matrix's sha256 agrees).
     """
     store = ResultStore(results_root(cfg))
-    rec = store.get(str(cfg.rerun))
+    try:
+        rec = store.get(str(cfg.rerun))
+    except KeyError as exc:
+        raise UserError(f"+rerun: {exc.args[0]}") from None
     if "mechanism_stream" not in rec or "config" not in rec:
         raise ValueError(f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
                          f"(experiment {rec.get('experiment')!r})")

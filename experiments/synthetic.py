@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import UserError
+
 from experiments.datasets import Dataset
 
 #: JMLR 2013 eq. (27).
@@ -138,4 +140,4 @@ def load_synthetic(name: str, n: int | None = None, seed: int = 0, **params) -> 
         params.setdefault("d", 100)
         params.setdefault("k", 5)
         return spiked(5000 if n is None else n, rng=rng, **params)
-    raise ValueError(f"unknown synthetic data set {name!r}; valid names: {', '.join(SYNTHETIC)}")
+    raise UserError(f"unknown synthetic data set {name!r}; valid names: {', '.join(SYNTHETIC)}")

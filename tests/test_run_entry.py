@@ -80,3 +80,48 @@ def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
 def test_rerun_unknown_record_fails_clearly(tmp_path):
     proc = run(["+rerun=doesnotexist"], tmp_path, check=False)
     assert proc.returncode != 0 and "no record" in proc.stderr
+
+
+# --- the command line answers like Hydra and a person expect (issue 12, section 4) -----------------
+
+@pytest.mark.parametrize("override,key", [("epsilon=abc", "epsilon"), ("seed=1.5", "seed"),
+                                          ("clip_rows=maybe", "clip_rows"), ("n=many", "n")])
+def test_wrong_type_fails_at_composition_naming_the_key(tmp_path, override, key):
+    proc = run([override], tmp_path, check=False)
+    assert proc.returncode != 0
+    assert f"full_key: {key}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "records").exists()
+
+
+@pytest.mark.parametrize("override,key", [("seed=-1", "seed"), ("epsilon=-2", "epsilon"), ("delta=1.5", "delta"),
+                                          ("restart=-3", "restart"), ("n=0", "n")])
+def test_out_of_range_value_is_one_line_naming_the_key(tmp_path, override, key):
+    proc = run(["scale=smoke", override], tmp_path, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error") and f"{key}=" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_data_file_is_one_line(tmp_path):
+    proc = run(["dataset=insurance", f"data_dir={tmp_path / 'nowhere'}"], tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "ticdata2000" in proc.stderr and "PRIVPCA_DATA_DIR" in proc.stderr
+
+
+def test_refused_input_is_one_line(tmp_path):
+    proc = run(["mechanism=mod_sulq", "dataset=gaussian10", "k=10"], tmp_path, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "k must" in proc.stderr
+
+
+def test_a_real_bug_still_shows_its_traceback(tmp_path):
+    # an unexpected keyword reaching the mechanism is a programming error, not a user error
+    proc = run(["scale=smoke", "+mechanism.fn.no_such_parameter=1"], tmp_path, check=False)
+    assert proc.returncode != 0 and proc.returncode != 2
+    assert "TypeError" in proc.stderr
+    full = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke",
+                           "+mechanism.fn.no_such_parameter=1"], cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, HYDRA_FULL_ERROR="1"), timeout=300)
+    assert "Traceback" in full.stderr and "TypeError" in full.stderr

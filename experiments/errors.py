@@ -1,0 +1,7 @@
+"""Errors caused by what the user asked for (bad values, unknown names): run.py reports them in one
+line without a traceback (:mod:`experiments.cli`).  Subclasses of ValueError, so callers that catch
+ValueError keep working."""
+
+
+class UserError(ValueError):
+    """A problem with what the user asked for (not a bug)."""
