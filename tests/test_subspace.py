@@ -165,6 +165,8 @@ def test_histogram_noise_scale_empirical():
         out = subspace_approx(X, 2, rng=np.random.default_rng(s), epsilon=1.0, delta=1e-3, gamma=0.01,
                               C0=8, C1=1, C2=1)
         assert out.diagnostics["n_nonempty_cells"] == 1
+        # the noisy count is released; the true count and the number of cells are not
+        assert "max_true_count" not in out.release and "n_nonempty_cells" not in out.release
         diffs.append(out.release["best_noisy_count"] - out.diagnostics["max_true_count"])
     assert np.std(diffs) == pytest.approx(math.sqrt(2) * 2.0, rel=0.2)
 
