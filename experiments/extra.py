@@ -172,8 +172,8 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
             summaries.append(summary)
             bar.update(1)
     bar.close()
-    table = pd.DataFrame([{"d": s["d"], "n_star": s["n_star"], "dist": s["projector_distance_at_n_star"]}
-                          for s in summaries])
+    table = pd.DataFrame([{"d": s["d"], "n_star": s["n_star"], "dist": s["projector_distance_at_n_star"],
+                           "guarantee": s.get("guarantee_status")} for s in summaries])
     slope = fit_slope(table["d"], table["n_star"]) if len(table) else None
     if not cfg.quiet and len(table):
         print(table.to_string(index=False))

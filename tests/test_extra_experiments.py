@@ -39,6 +39,7 @@ def test_dimension_scaling_runs_resumes_and_finds_n_star(tmp_path):
     assert sorted(summ.d) == [6, 12] and set(runs.d) == {6, 12}
     assert set(runs.restart) == {0, 1} and set(runs.neighbouring) == {"replace-one-row"}
     assert set(runs.epsilon) == {0.5} and runs.projector_distance.between(0, 1).all()
+    assert set(runs.guarantee_status) == {"proven"} and set(summ.guarantee_status) == {"proven"}
     assert (runs.q_F <= runs.q_F_opt + 1e-12).all()
     for _, s in summ.iterrows():        # n* is the first n whose mean utility reaches the target
         g = runs[runs.d == s.d].groupby("n").q_F_normalised.mean()
