@@ -96,3 +96,20 @@ def test_release_and_diagnostics_are_separate(name):
     assert not (set(out.release) & NEVER_RELEASED), set(out.release) & NEVER_RELEASED
     assert out.guarantee.neighbouring in NEIGHBOURING_RELATIONS
     assert out.guarantee.status in GUARANTEE_STATUSES
+
+
+@pytest.mark.parametrize("name,extra", [("analyze_gauss", {"neighbouring": "add-remove-one-row"}),
+                                        ("noisy_power", {"neighbouring": "add-remove-one-row"}),
+                                        ("private_sketch", {})])
+def test_add_remove_noise_scale_is_independent_of_n(name, extra):
+    """Under add/remove-one-row n is not public: the released noise scale must not depend on it, and
+    n itself may only be a diagnostic."""
+    rng = np.random.default_rng(4)
+    outs = []
+    for n in (30, 3000):
+        X = rng.uniform(-0.4, 0.4, (n, 5))
+        outs.append(get_mechanism(name)(X, 2, rng=rng, **PARAMS[name], **extra))
+    assert all(o.guarantee.neighbouring == "add-remove-one-row" for o in outs)
+    assert outs[0].release["noise_scale"] == outs[1].release["noise_scale"]
+    for o, n in zip(outs, (30, 3000)):
+        assert "n" not in o.release and "n_rows" not in o.release
