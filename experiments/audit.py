@@ -278,7 +278,7 @@ def gaussian_design(neighbouring: str, *, d: int = 2, n: int = 200, row_norm: fl
         X1, X0, diff = put(a), put(b), f"{row_norm:g}*e1 vs {row_norm:g}*e2"
     elif neighbouring == "add-remove-one-row" and removal == "drop":
         X1, X0, diff = put(a), base.copy(), f"{row_norm:g}*e1 added"
-    elif neighbouring in ("add-remove-one-row", "entry-level"):
+    elif neighbouring in ("add-remove-one-row", "entry-level", "zero-out-one-row"):
         X1, X0, diff = put(a), put(z), f"{row_norm:g}*e1 vs zero row"
     else:
         raise ValueError(f"no Gaussian design for neighbouring {neighbouring!r}")

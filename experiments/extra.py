@@ -121,6 +121,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                 continue
             t_d = time.perf_counter()
             curve, n_star, dist_star = [], None, None
+            statuses: set[str] = set()
             for n in ns:
                 if n * d > max_cells:
                     break
@@ -147,6 +148,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                         rec = make_record(cfg, ds, data.X, fields, time.perf_counter() - t0, key)
                         written += store.write(rec)[1]
                     utils.append(_utility(rec))
+                    statuses.add(str(rec.get("guarantee_status", "proven")))
                     dists.append(1.0 if rec.get("projector_distance") is None else rec["projector_distance"])
                 mean_u = float(np.mean(utils))
                 curve.append({"n": n, "mean_q_F_normalised": mean_u, "mean_projector_distance": float(np.mean(dists)),
@@ -159,6 +161,8 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                 "mechanism": cfg.mechanism.name, "d": d, "k": int(cfg.k), "epsilon": float(cfg.epsilon),
                 "delta": float(cfg.delta), "seed": int(cfg.seed), "scale": str(cfg.scale.name), "target": target,
                 "n_star": n_star, "reached": n_star is not None, "projector_distance_at_n_star": dist_star,
+                # "proven", or e.g. "nominal (MCMC)" for PPCA's chain: the epsilon is then nominal
+                "guarantee_status": ", ".join(sorted(statuses)) or None,
                 "n_grid": ns, "restarts": restarts, "search": curve, "spiked": _spiked_params(cfg),
                 "mechanism_params": run_key(cfg)["mechanism_params"], "wall_seconds": time.perf_counter() - t_d,
                 "versions": package_versions(), "git_commit": git_commit(),
@@ -168,8 +172,8 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
             summaries.append(summary)
             bar.update(1)
     bar.close()
-    table = pd.DataFrame([{"d": s["d"], "n_star": s["n_star"], "dist": s["projector_distance_at_n_star"]}
-                          for s in summaries])
+    table = pd.DataFrame([{"d": s["d"], "n_star": s["n_star"], "dist": s["projector_distance_at_n_star"],
+                           "guarantee": s.get("guarantee_status")} for s in summaries])
     slope = fit_slope(table["d"], table["n_star"]) if len(table) else None
     if not cfg.quiet and len(table):
         print(table.to_string(index=False))
@@ -233,8 +237,8 @@ def run_online_regret(cfg: DictConfig) -> dict:
                     stream = mechanism_stream(cfg.seed, 0, r, m, int(tree))
                     mech = instantiate(cfg.mechanism.fn, tree=tree, keep_subspaces=False, keep_curves=True)
                     out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
-                    info = out.info
-                    curve, gains = np.asarray(info.pop("regret_curve")), np.asarray(info.pop("gains"))
+                    diag = out.diagnostics   # regret, OPT, gains: exact functions of the raw rows (not private)
+                    curve, gains = np.asarray(diag.pop("regret_curve")), np.asarray(diag.pop("gains"))
                     t = thin_positions(len(curve), points)
                     regret = curve[t - 1]
                     opt_t = regret + np.cumsum(gains)[t - 1]
@@ -244,8 +248,8 @@ def run_online_regret(cfg: DictConfig) -> dict:
                     fields.update(
                         tree=tree, variant="tree" if tree else "fpl", m=m, restart=r, subset=0,
                         mechanism_stream=stream, data_stream=[int(cfg.dataset.data_seed), m, r],
-                        regret=info["regret"], opt=info["opt"],
-                        regret_over_opt=info["regret"] / info["opt"],
+                        regret=diag["regret"], opt=diag["opt"],
+                        regret_over_opt=diag["regret"] / diag["opt"],
                         projector_distance=projector_distance(out.components, ds.true_subspace),
                         curve={"t": t, "regret": regret, "opt": opt_t,
                                "theorem9": b["theorem9"], "theorem8": b["theorem8"],

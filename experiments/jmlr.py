@@ -234,7 +234,8 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
                                        rng=mechanism_rng(cfg.seed, 0, 0), record_every=every,
                                        sampler=str(cfg.experiment.sampler), progress=cfg.progress)
         fields = {"mechanism": "ppca", "epsilon": float(cfg.epsilon), "delta": 0.0,
-                  "neighbouring": "replace-one-row", "sampler": res["sampler"],
+                  "neighbouring": "replace-one-row", "guarantee_status": "nominal (MCMC)",
+                  "sampler": res["sampler"],
                   "concentration": ppca_concentration(data.X.shape[0], float(cfg.epsilon)),
                   "top_concentration": res["concentration"], "rhat": res["rhat"], "ess": res["ess"],
                   "converged": res["converged"], "sampler_seconds": res["seconds"],

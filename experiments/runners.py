@@ -96,29 +96,42 @@ def evaluate_mechanism(cfg: DictConfig, data: PreparedData, stream: list[int], m
     return fields
 
 
+#: release fields copied to the top level of a record (convenience columns; the full release is
+#: under ``"release"``)
+RELEASE_COLUMNS = ("sampler", "iterations", "noise_scale")
+
+
 def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | None = None) -> dict:
-    """Record fields of one mechanism output: guarantee, utility, diagnostics."""
+    """Record fields of one mechanism output: guarantee, utility, release and diagnostics.
+
+    The mechanism's release is stored under ``"release"`` and its diagnostics under
+    ``"diagnostics_not_private"`` (exact statistics of the raw data and sampler internals: never
+    publish them beside the release).  A few release fields (:data:`RELEASE_COLUMNS`) are repeated
+    as flat columns for tables; diagnostics appear only under ``diagnostics_not_private``.
+    ``guarantee_status`` is ``"proven"`` or, e.g., ``"nominal (MCMC)"``
+    (:data:`mechanisms._base.GUARANTEE_STATUSES`): show it wherever the result is shown.
+    """
     A = data.A
     g = out.guarantee
     fields = {
         "mechanism": cfg.mechanism.name,
         "epsilon": g.epsilon, "delta": g.delta, "neighbouring": g.neighbouring,
-        "guarantee_exact": g.exact, "guarantee_note": g.note,
+        "guarantee_exact": g.exact, "guarantee_status": g.status, "guarantee_note": g.note,
         "q_F_opt": optimal_q_F(A, int(cfg.k)),
         "trace_A": float(np.trace(A)),
         "mechanism_seconds": seconds,
-        "n_clipped": int(out.info.get("n_clipped", data.n_clipped)),
-        "info": out.info,
+        "release": out.release,
+        "diagnostics_not_private": out.diagnostics,
     }
     fields["components_sha256"] = components_digest(out.components)
     if out.components is None:  # e.g. Singhal-Steinke's "bottom" answer
-        fields.update(q_F=None, q_F_normalised=None, status=out.info.get("status", "no-output"))
+        fields.update(q_F=None, q_F_normalised=None, status=out.status)
     else:
         fields.update(q_F=q_F(out.components, A), status="ok")
         fields["q_F_normalised"] = fields["q_F"] / fields["q_F_opt"]
-    for key in ("sampler", "iterations", "converged", "rhat", "noise_scale"):
-        if key in out.info:
-            fields[key] = out.info[key]
+    for key in RELEASE_COLUMNS:
+        if key in out.release:
+            fields[key] = out.release[key]
     return fields
 
 

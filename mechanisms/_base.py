@@ -25,8 +25,23 @@ import numpy as np
 NEIGHBOURING_RELATIONS = {
     "replace-one-row": "datasets of the same size n that differ in one row (each row has L2 norm <= 1)",
     "add-remove-one-row": "datasets that differ by adding or removing one row (each row has L2 norm <= 1)",
+    "zero-out-one-row": ("datasets (streams) of the same length that differ in one position, where one of "
+                         "them holds the zero vector; the other rows keep their positions (each row has L2 "
+                         "norm <= 1).  Event-level privacy of a stream: a person's row is present or "
+                         "replaced by 0 at the same time step.  Weaker than add-remove-one-row, whose "
+                         "deletion shifts every later position"),
     "entry-level": "datasets whose matrices differ in one entry by at most 1 in absolute value",
     "none": "no privacy: the output is a deterministic or data-independent function",
+}
+
+#: How firmly a recorded (ε, δ) claim holds (``PrivacyGuarantee.status``).
+GUARANTEE_STATUSES = {
+    "proven": "the (epsilon, delta) claim is proved for the output as computed (up to floating point)",
+    "nominal (MCMC)": ("the claim holds for an exact draw from the target distribution; the output is the "
+                       "state of an MCMC chain, only approximately so distributed: epsilon is nominal, "
+                       "not a proven guarantee"),
+    "unverified constants": ("the calibration follows a theorem whose constants had to be reconstructed "
+                             "(the paper text lost them): the claim is not verified"),
 }
 
 ROW_NORM_TOLERANCE = 1e-9
@@ -43,6 +58,12 @@ class PrivacyGuarantee:
     ``epsilon = inf`` means no privacy (non-private PCA); ``epsilon = 0`` with
     ``neighbouring = "none"`` is used for data-independent output (random
     subspace), which is trivially 0-DP.
+
+    ``status`` (one of :data:`GUARANTEE_STATUSES`) says whether the (ε, δ) claim is proven for
+    the output as computed, or only nominal (e.g. PPCA's MCMC draw: ε holds for an exact draw
+    from the target, not for the chain's state).  ``exact`` keeps its older, per-mechanism
+    meaning (False: the recorded ε is an upper bound, or the draw/constants are approximate; the
+    ``note`` says which); wherever a result is shown, use ``status``.
     """
 
     epsilon: float
@@ -50,11 +71,14 @@ class PrivacyGuarantee:
     neighbouring: str
     exact: bool = True
     note: str = ""
+    status: str = "proven"
 
     def __post_init__(self) -> None:
         if self.neighbouring not in NEIGHBOURING_RELATIONS:
             raise ValueError(f"unknown neighbouring relation {self.neighbouring!r}; "
                              f"valid: {sorted(NEIGHBOURING_RELATIONS)}")
+        if self.status not in GUARANTEE_STATUSES:
+            raise ValueError(f"unknown guarantee status {self.status!r}; valid: {sorted(GUARANTEE_STATUSES)}")
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -68,19 +92,22 @@ class PrivacyGuarantee:
 class MechanismOutput:
     """What one mechanism run returns, in two clearly separated parts.
 
-    ``components`` (a ``d x k`` orthonormal basis, or ``None`` for ⊥) and ``release`` are
-    **the release**: everything the ``guarantee`` covers (a status such as "ok"/"bottom", and any
-    noisy quantity the mechanism publishes, e.g. a noisy count).  ``diagnostics`` is for the
-    experimenter only: exact statistics of the raw data, sampler internals, timings.  It is
-    **not private** and must never be published beside the release.
+    **The release** — ``components`` (a ``d x k`` orthonormal basis, or ``None`` for ⊥),
+    ``guarantee`` and ``release``: everything the guarantee covers.  ``release`` holds the status
+    ("ok"/"bottom" and, for ⊥, the reason), public configuration (ε, k, iterations, a noise scale
+    that depends on public parameters only) and any noisy quantity the mechanism publishes under
+    its budget (e.g. a noisy count, the noisy products of a power method).
 
-    ``info`` is the legacy mixed dictionary, being removed mechanism by mechanism: treat
-    everything in it as a diagnostic (not private).
+    **The diagnostics** — ``diagnostics``: for the experimenter only.  Exact statistics of the raw
+    data (n_clipped, eigenvalues, true counts, regret), sampler internals (proposal counts, R̂,
+    ESS), timings, and n itself where n is not public (add/remove relations).  They are **not
+    private**: never publish them beside the release, never put them into error messages.
+
+    Each mechanism's docstring lists which of its fields are in which part.
     """
 
     components: np.ndarray | None
     guarantee: PrivacyGuarantee
-    info: dict[str, Any] = field(default_factory=dict)
     release: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
 
@@ -126,6 +153,14 @@ def check_k(k: int, d: int) -> int:
 
 def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tuple[np.ndarray, int]:
     """Validate a data matrix; return ``(X, n_clipped)``.
+
+    **The one row-norm check of the library**: every mechanism passes every container its data
+    arrive in through this function (a whole array, a :class:`PreparedData`, each block or row of a
+    stream), always by the module-level name ``check_data`` (the audit's
+    ``bypass_norm_check`` patches that name).  A :class:`PreparedData` validated for a bound at
+    least as tight is accepted as is; one validated for a looser bound is checked (or clipped)
+    again.  The returned ``n_clipped`` is an exact data statistic: mechanisms put it in their
+    ``diagnostics``, never in the release.
 
     Refuses sparse or non-numeric input, non-2-D arrays, empty data, NaN/inf.
     Rows whose L2 norm exceeds ``row_norm_bound`` (beyond a 1e-9 rounding

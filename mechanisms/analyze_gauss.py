@@ -26,7 +26,11 @@ SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
 
 def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
                   neighbouring: str = "add-remove-one-row", clip: bool = False) -> MechanismOutput:
-    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance."""
+    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance.
+
+    Release: ``status``, ``noise_scale`` (Δ: a function of ε, δ and the relation only, never of n,
+    so it is public under add/remove too).  Diagnostics (not private): ``n_clipped``.
+    """
     if neighbouring not in SENSITIVITY:
         raise PrivacyInputError(f"neighbouring must be one of {sorted(SENSITIVITY)}, got {neighbouring!r}")
     epsilon = check_epsilon(epsilon, upper=1.0)
@@ -40,4 +44,5 @@ def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Gen
     V = top_k_eigenvectors(noisy, k)
     guarantee = PrivacyGuarantee(epsilon, delta, neighbouring,
                                  note="DTTZ 2014 Algorithm 1 (Gaussian mechanism on the covariance)")
-    return MechanismOutput(V, guarantee, {"noise_scale": scale, "n_clipped": n_clipped})
+    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": scale},
+                           diagnostics={"n_clipped": n_clipped})

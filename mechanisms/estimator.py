@@ -33,7 +33,7 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
     n_components : the rank k.
     epsilon, delta : privacy parameters, passed to mechanisms that take them.
     clip : scale rows with norm above 1 back onto the unit ball instead of refusing them
-        (the number clipped is in ``info_["n_clipped"]``).
+        (the exact number clipped is a diagnostic, not exposed here).
     mechanism_params : extra keyword arguments for the mechanism (e.g. ``{"iterations": 2000}``).
     random_state : None, int, ``numpy.random.Generator`` or ``RandomState``.
 
@@ -45,7 +45,8 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
     ----------
     components_ : (n_components, n_features) orthonormal rows.
     guarantee_ : :class:`mechanisms.PrivacyGuarantee` of the fit.
-    info_ : mechanism diagnostics (noise scale, sampler, convergence, ...).
+    release_ : the mechanism's release fields (status, noise scale, sampler, ...: covered by the
+        guarantee).  Diagnostics (exact data statistics, not private) are not exposed.
     """
 
     def __init__(self, mechanism: str = "ppca", n_components: int = 2, *, epsilon: float = 1.0,
@@ -71,10 +72,11 @@ class PrivatePCA(TransformerMixin, BaseEstimator):
             kwargs["delta"] = self.delta
         out = func(X, self.n_components, rng=as_generator(self.random_state), clip=self.clip, **kwargs)
         if out.components is None:
-            raise RuntimeError(f"mechanism {self.mechanism!r} returned no subspace: {out.info}")
+            raise RuntimeError(f"mechanism {self.mechanism!r} returned no subspace (status {out.status!r}: "
+                               f"{out.release.get('reason', 'no reason given')})")
         self.components_ = np.ascontiguousarray(out.components.T)
         self.guarantee_ = out.guarantee
-        self.info_ = out.info
+        self.release_ = out.release
         self.n_features_in_ = self.components_.shape[1]
         return self
 

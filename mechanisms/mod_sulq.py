@@ -17,7 +17,11 @@ from .linalg import symmetric_gaussian, top_k_eigenvectors
 
 def mod_sulq(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
              clip: bool = False) -> MechanismOutput:
-    """Algorithm 1 of JMLR 2013 with the noise standard deviation β of eq. (5)."""
+    """Algorithm 1 of JMLR 2013 with the noise standard deviation β of eq. (5).
+
+    Release: ``status``, ``noise_scale`` (β: a function of n, d, ε, δ; n is public under
+    replace-one-row).  Diagnostics (not private): ``n_clipped``.
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     X, n_clipped = check_data(X, clip=clip)
     n, d = X.shape
@@ -27,4 +31,5 @@ def mod_sulq(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generato
     V = top_k_eigenvectors(noisy, k)
     guarantee = PrivacyGuarantee(epsilon, delta, "replace-one-row",
                                  note="JMLR 2013 Theorem 5; noise sd beta of eq. (5)")
-    return MechanismOutput(V, guarantee, {"noise_scale": beta, "n_clipped": n_clipped})
+    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": beta},
+                           diagnostics={"n_clipped": n_clipped})

@@ -13,9 +13,11 @@ Choices made here (see also ``docs/mechanisms_other.md``)
 ---------------------------------------------------------
 * **The matrix.**  ``A = XᵀX`` (the *unnormalised* sum of outer products; ``X`` is n x d,
   one row per individual).  The output subspace is invariant to scaling A, so this is the
-  same mechanism as running on ``XᵀX / n`` with every noise scale divided by n; both scales
-  are recorded in ``info`` (``noise_scale`` for XᵀX and ``noise_scale_normalised`` for XᵀX/n).
-* **Neighbouring relations.**
+  same mechanism as running on ``XᵀX / n`` with every noise scale divided by n; ``noise_scale``
+  (for XᵀX, public) is in the release and ``noise_scale_normalised`` (for XᵀX/n: it reveals n,
+  which is not public under add/remove) in the diagnostics.
+* **Neighbouring relations.**  Default ``"replace-one-row"`` (a per-person guarantee, as in the
+  Hydra config); the paper's entry-level relation is available when asked for by name.
   - ``"entry-level"`` (paper, Definition E.1): the matrices *A* (not the data rows!) differ in
     one entry by at most 1.  A is treated as a general d x d matrix whose single entry
     (i, j) changes; if a symmetric pair (i, j) and (j, i) changes together, that is two
@@ -53,6 +55,16 @@ Choices made here (see also ``docs/mechanisms_other.md``)
   ``L = ceil(log(d) / gap)`` with the O(·) constant taken as 1 and ``gap`` a *public*
   (user-supplied) guess of γ, default 0.5; γ is not estimated from the data (that would
   cost privacy).
+
+Release vs diagnostics (``MechanismOutput``):
+  release      ``status``, ``noise``, ``noise_scale`` (σ or b of the formula, before the
+               ||X_{l-1}||_∞ factor for entry-level: a function of ε, δ, p, L', d only — never of
+               n), ``noise_std_per_iteration`` (entry-level: times ||X_{l-1}||_∞, a function of the
+               earlier noisy products), ``noise_multiplier``, ``p``, ``iterations``,
+               ``n_noisy_products``, ``calibration``, ``output``, ``matrix``; with
+               ``return_trace=True`` also ``trace`` (the noisy products Y_l: exactly what the
+               composition argument releases).
+  diagnostics  (not private) ``noise_scale_normalised`` (σ/n: reveals n), ``n``, ``n_clipped``.
 """
 
 from __future__ import annotations
@@ -148,7 +160,7 @@ def default_iterations(d: int, gap: float = 0.5) -> int:
 
 def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                 p: int | None = None, iterations: int | None = None, gap: float = 0.5,
-                noise: str = "gaussian", neighbouring: str = "entry-level", calibration: str = "paper",
+                noise: str = "gaussian", neighbouring: str = "replace-one-row", calibration: str = "paper",
                 output: str = "projected", clip: bool = False, return_trace: bool = False) -> MechanismOutput:
     """Hardt–Price private power method (PPM, Figure 3; privacy Lemma E.5 / Claim E.2; Laplace Cor. E.7).
 
@@ -161,14 +173,13 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
     iterations : number L of power iterations; default ``ceil(log d / gap)`` (Corollary E.3).
     gap : public guess of γ = 1 - σ_{k+1}/σ_k used only for the default L.
     noise : "gaussian" (ε, δ) or "laplace" (ε, 0).
-    neighbouring : "entry-level" (paper), "replace-one-row" or "add-remove-one-row" (row-level).
+    neighbouring : "replace-one-row" (default) or "add-remove-one-row" (row-level, per person), or
+        "entry-level" (the paper's Definition E.1: NOT a per-person guarantee; only by name).
     calibration : "paper" (σ = Δ ε⁻¹ sqrt(4 L' log 1/δ)) or "zcdp" (exact zCDP inversion).
     output : "projected" (extra noisy product, Corollary E.3's B = X_L Y_{L+1}ᵀ) or "first-k".
-    return_trace : store every noisy product Y_l and noise std in ``info`` (for tests).
+    return_trace : put every noisy product Y_l into ``release["trace"]`` (for tests and audits).
 
-    The matrix is A = XᵀX (see module docstring).  ``info`` holds ``noise_scale`` (σ or b of the
-    formula, before the ||X_{l-1}||_∞ factor for entry-level), ``noise_std_per_iteration``,
-    ``noise_scale_normalised`` (the same for A = XᵀX/n), p, L, number of noisy products, n_clipped.
+    The matrix is A = XᵀX (see module docstring, which lists the release and diagnostics fields).
     """
     X, n_clipped = check_data(X, clip=clip)
     n, d = X.shape
@@ -240,12 +251,12 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
                            "(Hardt-Price Def. E.1), NOT a row-level guarantee"
                            if entry else f"row-level ({neighbouring}) calibration derived in mechanisms/noisy_power.py"))
     guarantee = PrivacyGuarantee(epsilon=eps, delta=dl, neighbouring=neighbouring, exact=True, note=note)
-    info: dict[str, Any] = {
-        "noise": noise, "noise_scale": scale, "noise_scale_normalised": scale / n,
-        "noise_std_per_iteration": per_iter, "p": p, "iterations": L, "n_noisy_products": n_products,
-        "calibration": calibration, "output": output, "matrix": "XtX", "n_clipped": n_clipped,
-        "noise_multiplier": "||X_{l-1}||_inf" if entry else "1",
+    release: dict[str, Any] = {
+        "status": "ok", "noise": noise, "noise_scale": scale, "noise_std_per_iteration": per_iter,
+        "p": p, "iterations": L, "n_noisy_products": n_products, "calibration": calibration,
+        "output": output, "matrix": "XtX", "noise_multiplier": "||X_{l-1}||_inf" if entry else "1",
     }
     if return_trace:
-        info["trace"] = trace
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+        release["trace"] = trace
+    diagnostics = {"noise_scale_normalised": scale / n, "n": n, "n_clipped": n_clipped}
+    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)

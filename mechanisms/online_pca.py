@@ -25,12 +25,33 @@ Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (h
   when ε < 1, zCDP otherwise, whichever is smaller) makes the whole sequence (ε, δ)-DP.  All
   V_t are post-processing.  (The paper only states the resulting prefix variance
   log³(m/δ)Δ²_{ε,δ}; ours is at most (1 + H)² Δ² because <= 1 + H nodes are summed.)
-* **Neighbouring.**  The offline paper is add/remove one row; in the stream we read
-  "add-remove" event-level: a_t is present vs replaced by the zero vector at the same time step
-  (so later positions do not shift).  ``neighbouring="replace-one-row"`` is also offered.
+* **Neighbouring** (``neighbouring=``).  The offline paper's neighbours "differ in exactly one
+  row" with sensitivity ‖aaᵀ‖ <= 1, i.e. a row against nothing.  In a stream, what the
+  calibration covers is ``"zero-out-one-row"`` (default): a_t present vs replaced by the zero
+  vector *at the same position*, every other row keeping its time step (event-level privacy).
+  It is NOT add/remove-one-row: a true deletion shifts every later row by one position, which
+  changes O(m) tree nodes (and, for Algorithm 2, every later prefix by a different row), so
+  ``"add-remove-one-row"`` is refused.  ``"replace-one-row"`` (a_t -> b_t at the same position)
+  is also offered: Δ_row = sqrt(2) in both variants.
+* **Algorithm 2's per-step noise** is ``σ = Δ_row · Δ_{ε,δ}`` (:func:`algorithm1_noise_scale`
+  with ``sensitivity=Δ_row``), so that each Ĉ_t is (ε, δ)-DP under the chosen relation, as the
+  note says: Δ_row = 1 (zero-out) is DTTZ's Algorithm 1, and Δ_row = sqrt(2) under
+  replace-one-row (the same scaling as ``analyze_gauss``).  The whole-sequence bound then
+  composes m Gaussian releases of sensitivity/std ratio 1/Δ_{ε,δ}.
 * **Regret** (section 2.2): ``OPT = Σ top-k eigenvalues of Σ_t a_t a_tᵀ``,
   ``regret = OPT − Σ_t ||V_tᵀ a_t||²``.  :func:`online_regret_bounds` gives the rates of
   Theorems 8 and 9 with every O(·) constant set to 1 (the paper gives none) — for plotting shapes.
+
+Release vs diagnostics (``MechanismOutput``):
+  release      ``status``, ``m``, ``tree``, ``neighbouring_sensitivity``, ``noise_scale``; tree:
+               ``node_noise_scale``, ``horizon``, ``tree_height``; Algorithm 2:
+               ``per_step_epsilon``, ``per_step_delta``, ``composed_epsilon``; and, with
+               ``keep_subspaces=True``, ``subspaces`` V_1..V_{m+1} (post-processing of the noisy
+               prefix sums, so covered by the guarantee).  m is public under both relations
+               (neighbouring streams have the same length).
+  diagnostics  (not private) ``gains``, ``regret_curve`` (``keep_curves=True``), ``cumulative_gain``,
+               ``opt``, ``regret`` (all computed from the raw rows), ``n_clipped``,
+               ``max_membership`` and ``n_noise_draws`` (tree internals, for tests).
 """
 
 from __future__ import annotations
@@ -53,36 +74,50 @@ def tree_height(m: int) -> int:
     return int(math.ceil(math.log2(m))) if m > 1 else 0
 
 
-def algorithm1_noise_scale(epsilon: float, delta: float) -> float:
-    """Δ_{ε,δ} = sqrt(2 ln(1.25/δ)) / ε (DTTZ Algorithm 1; classical Gaussian mechanism, sensitivity 1).
+def algorithm1_noise_scale(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Δ_{ε,δ} = sensitivity · sqrt(2 ln(1.25/δ)) / ε (DTTZ Algorithm 1; classical Gaussian mechanism).
 
-    The classical bound needs ε < 1; for ε >= 1 the zCDP calibration ``gaussian_sigma(1, ε, δ)`` is
-    returned instead (valid for every ε).
+    DTTZ use sensitivity 1 (a row against the zero row); pass ``sensitivity=sqrt(2)`` for
+    replace-one-row.  The classical bound needs ε < 1; for ε >= 1 the zCDP calibration
+    ``gaussian_sigma(sensitivity, ε, δ)`` is returned instead (valid for every ε).
     """
     if epsilon < 1.0:
-        return analyze_gauss_noise_scale(epsilon, delta)
-    return gaussian_sigma(1.0, epsilon, delta)
+        return analyze_gauss_noise_scale(epsilon, delta, sensitivity)
+    return gaussian_sigma(sensitivity, epsilon, delta)
+
+
+#: relations online_pca's calibration covers (see the module docstring; add/remove is not one)
+NEIGHBOURINGS = ("zero-out-one-row", "replace-one-row")
 
 
 def row_sensitivity(neighbouring: str) -> float:
-    """L2 sensitivity of upper(Σ a aᵀ): 1 (add/remove, a -> 0) or sqrt(2) (replace x -> y)."""
-    if neighbouring == "add-remove-one-row":
+    """L2 sensitivity of upper(Σ a aᵀ): 1 (zero-out: a -> 0 at the same position) or sqrt(2)
+    (replace x -> y).  ``"add-remove-one-row"`` is refused: a deletion shifts later positions."""
+    if neighbouring == "zero-out-one-row":
         return 1.0
     if neighbouring == "replace-one-row":
         return math.sqrt(2.0)
-    raise PrivacyInputError(f"neighbouring must be 'add-remove-one-row' or 'replace-one-row', got {neighbouring!r}")
+    if neighbouring == "add-remove-one-row":
+        raise PrivacyInputError(
+            "online_pca does not cover add-remove-one-row: deleting a row shifts every later row's "
+            "position (O(m) tree nodes change); its event-level relation is 'zero-out-one-row' "
+            "(a row replaced by the zero vector at the same position)")
+    raise PrivacyInputError(f"neighbouring must be one of {NEIGHBOURINGS}, got {neighbouring!r}")
 
 
-def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "add-remove-one-row") -> float:
+def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "zero-out-one-row") -> float:
     """Per-node noise std making the whole tree release (ε, δ)-DP: gaussian_sigma(Δ_row sqrt(1 + H), ε, δ)."""
     return gaussian_sigma(row_sensitivity(neighbouring) * math.sqrt(1 + tree_height(m)), epsilon, delta)
 
 
 def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: float | None = None,
-                                neighbouring: str = "add-remove-one-row") -> float:
-    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ): zCDP composition."""
-    sigma = algorithm1_noise_scale(epsilon, delta) if sigma is None else sigma
-    rho = m * row_sensitivity(neighbouring) ** 2 / (2.0 * sigma ** 2)
+                                neighbouring: str = "zero-out-one-row") -> float:
+    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ): zCDP composition.
+
+    ``sigma`` defaults to the per-step σ online_pca uses, ``algorithm1_noise_scale(ε, δ, Δ_row)``."""
+    sens = row_sensitivity(neighbouring)
+    sigma = algorithm1_noise_scale(epsilon, delta, sens) if sigma is None else sigma
+    rho = m * sens ** 2 / (2.0 * sigma ** 2)
     return zcdp_to_epsilon(rho, delta)
 
 
@@ -158,13 +193,12 @@ class TreeAggregator:
 
 
 def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, int | None, list[int]]:
+    """The stream's rows, each through the shared row-norm check (``check_data``), whatever the container."""
     clipped = [0]
-    if isinstance(stream, PreparedData):   # the runners' validated data: its rows, in order
-        clipped[0] = stream.n_clipped
-        return iter(stream.X), stream.X.shape[0], stream.X.shape[1], clipped
-    if isinstance(stream, np.ndarray) or (isinstance(stream, (list, tuple)) and len(stream) and
-                                          np.ndim(stream[0]) == 1):
-        X, nc = check_data(np.asarray(stream), clip=clip)
+    if isinstance(stream, PreparedData) or isinstance(stream, np.ndarray) or (
+            isinstance(stream, (list, tuple)) and len(stream) and np.ndim(stream[0]) == 1):
+        # check_data re-checks a PreparedData validated for a looser bound than 1
+        X, nc = check_data(stream if isinstance(stream, PreparedData) else np.asarray(stream), clip=clip)
         clipped[0] = nc
         return iter(X), X.shape[0], X.shape[1], clipped
 
@@ -177,7 +211,7 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
 
 
 def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-               tree: bool = True, horizon: int | None = None, neighbouring: str = "add-remove-one-row",
+               tree: bool = True, horizon: int | None = None, neighbouring: str = "zero-out-one-row",
                clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True) -> MechanismOutput:
     """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
 
@@ -185,12 +219,16 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     longer rows back), consumed once.  ``horizon`` (m) is required for an iterable stream with
     ``tree=True`` (the tree, hence the noise, depends on it); a stream longer than ``horizon`` is refused.
 
-    Returns the final subspace V_{m+1} (d x k) as ``components``; ``info`` has ``subspaces``
-    (array (m+1, d, k): V_1..V_{m+1}, V_t chosen before a_t), ``gains`` (length m),
-    ``cumulative_gain``, ``opt``, ``regret``, ``regret_curve`` (regret of the first t steps
-    against the best fixed subspace of those t rows), noise scales and tree statistics.
+    ``neighbouring``: "zero-out-one-row" (default, event-level) or "replace-one-row"; see the
+    module docstring (add/remove is refused).
+
+    Returns the final subspace V_{m+1} (d x k) as ``components``.  ``release`` has ``subspaces``
+    (array (m+1, d, k): V_1..V_{m+1}, V_t chosen before a_t; post-processing of the noisy sums),
+    noise scales and the tree shape; ``diagnostics`` (not private: computed from the raw rows) has
+    ``gains`` (length m), ``cumulative_gain``, ``opt``, ``regret``, ``regret_curve`` (regret of the
+    first t steps against the best fixed subspace of those t rows), ``n_clipped`` and tree counters.
     ``keep_subspaces=False`` / ``keep_curves=False`` leave out the length-m arrays (``subspaces``;
-    ``gains`` and ``regret_curve``) so that ``info`` holds scalars only (for result records).
+    ``gains`` and ``regret_curve``) so that both parts hold scalars only (for result records).
     """
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
@@ -214,7 +252,7 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
         sigma = tree_node_noise_scale(eps, dl, m, neighbouring)
         agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sigma, rng))
     else:
-        sigma = algorithm1_noise_scale(eps, dl)
+        sigma = algorithm1_noise_scale(eps, dl, sens)   # each step (eps, dl)-DP under `neighbouring`
         C = np.zeros((d, d))
 
     V = random_orthonormal(d, k, rng)
@@ -249,27 +287,27 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
 
     opt = float(np.sum(np.linalg.eigvalsh(S_true)[::-1][:k]))
     cum = float(np.sum(gains))
-    info: dict[str, Any] = {
-        "cumulative_gain": cum, "opt": opt, "regret": opt - cum,
-        "m": t, "tree": tree, "n_clipped": clipped[0], "neighbouring_sensitivity": sens,
-    }
+    release: dict[str, Any] = {"status": "ok", "m": t, "tree": tree, "neighbouring_sensitivity": sens}
+    diagnostics: dict[str, Any] = {"cumulative_gain": cum, "opt": opt, "regret": opt - cum,
+                                   "n_clipped": clipped[0]}
     if keep_curves:
-        info.update(gains=np.asarray(gains), regret_curve=np.asarray(regret_curve))
+        diagnostics.update(gains=np.asarray(gains), regret_curve=np.asarray(regret_curve))
     if keep_subspaces:
-        info["subspaces"] = np.stack(subspaces)
+        release["subspaces"] = np.stack(subspaces)
     if tree:
-        info.update(noise_scale=sigma, node_noise_scale=sigma, horizon=m, tree_height=agg.H,
-                    max_membership=max(agg.membership), n_noise_draws=agg.n_noise_draws)
+        release.update(noise_scale=sigma, node_noise_scale=sigma, horizon=m, tree_height=agg.H)
+        diagnostics.update(max_membership=max(agg.membership), n_noise_draws=agg.n_noise_draws)
         guarantee = PrivacyGuarantee(eps, dl, neighbouring, exact=True,
-                                     note="tree-based aggregation: whole sequence (eps, delta)-DP "
-                                          "(event-level stream neighbours)")
+                                     note=f"tree-based aggregation: whole sequence (eps, delta)-DP "
+                                          f"({neighbouring}: event-level stream neighbours, same positions)")
     else:
         eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring)
-        info.update(noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total)
+        release.update(noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total)
         guarantee = PrivacyGuarantee(eps_total, dl, neighbouring, exact=False,
-                                     note=f"Algorithm 2: each step ({eps}, {dl})-DP; whole sequence bounded by "
-                                          f"zCDP composition over {t} releases")
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+                                     note=f"Algorithm 2: each step ({eps}, {dl})-DP under {neighbouring} "
+                                          f"(sigma = {sigma:.6g} for row sensitivity {sens:.6g}); whole "
+                                          f"sequence bounded by zCDP composition over {t} releases")
+    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
 
 
 def online_regret_bounds(m: int | np.ndarray, d: int, k: int, opt: float | np.ndarray, epsilon: float,

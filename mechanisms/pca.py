@@ -12,8 +12,11 @@ NO_PRIVACY = PrivacyGuarantee(epsilon=float("inf"), delta=0.0, neighbouring="non
 
 
 def pca(X, k: int, *, rng: np.random.Generator | None = None, clip: bool = False) -> MechanismOutput:
-    """Top-k eigenvectors of the second-moment matrix A = XᵀX/n (uncentred, as in the paper)."""
+    """Top-k eigenvectors of the second-moment matrix A = XᵀX/n (uncentred, as in the paper).
+
+    No privacy.  Release: ``status``.  Diagnostics (not private): ``n_clipped``.
+    """
     X, n_clipped = check_data(X, clip=clip)
     k = check_k(k, X.shape[1])
     V = top_k_eigenvectors(second_moment(X), k)
-    return MechanismOutput(V, NO_PRIVACY, {"n_clipped": n_clipped})
+    return MechanismOutput(V, NO_PRIVACY, release={"status": "ok"}, diagnostics={"n_clipped": n_clipped})

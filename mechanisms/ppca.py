@@ -16,11 +16,20 @@ Samplers (``sampler=``):
 MCMC runs ``n_chains`` chains from uniform (Haar) starts for ``iterations`` sweeps
 each; the released V is the final state of chain 0.  The other chains exist only to
 compute the convergence diagnostics (split-R̂ and bulk ESS of the q_F trace after
-``burn_in``).  They are not released, but they do depend on the data: their only
-influence on the output is the ``converged``/``rhat``/``ess`` fields of ``info``
-(diagnostics of an approximate sampler are not covered by the ε guarantee either).
-An MCMC draw is only approximately BMF distributed, so the guarantee is recorded
-with ``exact=False`` and no (ε, δ) claim beyond "ε if the chain had converged".
+``burn_in``).  They are not released, but they do depend on the data, so ``converged``,
+``rhat`` and ``ess`` are diagnostics (not private), never part of the release or of the
+guarantee's note.  An MCMC draw is only approximately BMF distributed, so the guarantee
+is recorded with ``exact=False`` and ``status="nominal (MCMC)"``: ε is nominal ("ε if
+the chain had converged"), not a proven guarantee.
+
+Release vs diagnostics (``MechanismOutput``):
+  release      ``status``, ``sampler``, ``epsilon``, ``k``, ``d``, ``iterations``, ``burn_in``,
+               ``n_chains``, ``released_chain``, ``sweeps_per_iteration`` (MCMC) — public
+               configuration only.
+  diagnostics  (not private) ``concentration`` n·ε/2·λ₁(A), ``n``, ``n_clipped``; exact sampler:
+               ``acceptance_rate``, ``proposals`` (depend on A); MCMC: ``converged``, ``rhat``,
+               ``ess``, ``rhat_threshold``, ``min_ess``, ``q_F_trace_mean``, ``F_k_final``;
+               ``seconds``.
 """
 
 from __future__ import annotations
@@ -39,11 +48,11 @@ __all__ = ["ppca", "ppca_from_second_moment", "gibbs_convergence_traces", "SAMPL
 
 SAMPLERS = ("auto", "exact", "gibbs", "reference")
 
-_MCMC_NOTE = ("epsilon-DP (replace-one-row) holds only for an exact draw from BMF(n*eps/2*A); "
-              "this output is the final state of an MCMC chain ({sampler}, {iterations} iterations, "
-              "chain 0 of {n_chains}) and is only approximately BMF-distributed: no formal guarantee "
-              "(CSS 2013 section 6.2). Convergence diagnostics: converged={converged}, "
-              "split-Rhat={rhat:.4g}, bulk-ESS={ess:.4g}.")
+_MCMC_NOTE = ("NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
+              "BMF(n*eps/2*A); this output is the final state of an MCMC chain ({sampler}, {iterations} "
+              "iterations, chain 0 of {n_chains}) and is only approximately BMF-distributed: no formal "
+              "guarantee (CSS 2013 section 6.2). Convergence diagnostics (R-hat, ESS) are computed from "
+              "the data and are not private: see the output's diagnostics.")
 _EXACT_NOTE = ("exact draw from BMF(n*eps/2*A) by ACG rejection (k = 1): pure epsilon-DP, "
                "replace-one-row, up to floating-point effects (Mironov 2012).")
 
@@ -78,17 +87,18 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     evals_A, U = np.linalg.eigh((A + A.T) / 2)
     evals_B = scale * evals_A
     concentration = float(scale * evals_A[-1])
-    info: dict[str, Any] = {"sampler": sampler, "n_clipped": int(n_clipped), "concentration": concentration,
-                            "n": int(n), "epsilon": eps, "k": k, "d": d}
+    release: dict[str, Any] = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
+    diagnostics: dict[str, Any] = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
     t0 = time.perf_counter()
     if sampler == "exact":
         x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
         V = x.reshape(d, 1)
-        info.update(iterations=0, burn_in=0, n_chains=1, converged=None, rhat=None, ess=None,
-                    acceptance_rate=sinfo["acceptance_rate"], proposals=sinfo["proposals"],
-                    seconds=time.perf_counter() - t0)
+        release.update(iterations=0, burn_in=0, n_chains=1)
+        diagnostics.update(converged=None, rhat=None, ess=None,
+                           acceptance_rate=sinfo["acceptance_rate"], proposals=sinfo["proposals"],
+                           seconds=time.perf_counter() - t0)
         guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
-        return MechanismOutput(components=V, guarantee=guarantee, info=info)
+        return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
 
     iterations = int(iterations)
     n_chains = int(n_chains)
@@ -111,22 +121,25 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     # polish orthonormality (changes V by O(1e-15))
     Qv, R = np.linalg.qr(V)
     V = Qv * np.sign(np.diag(R))
-    info.update(iterations=iterations, sweeps_per_iteration=res["sweeps_per_iteration"], burn_in=burn_in,
-                n_chains=n_chains, released_chain=0,
-                converged=bool(diag["converged"]), rhat=float(diag["rhat"]), ess=float(diag["ess"]),
-                rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
-                q_F_trace_mean=float(trace.mean()), F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
-                seconds=time.perf_counter() - t0)
+    release.update(iterations=iterations, sweeps_per_iteration=res["sweeps_per_iteration"], burn_in=burn_in,
+                   n_chains=n_chains, released_chain=0)
+    diagnostics.update(converged=bool(diag["converged"]), rhat=float(diag["rhat"]), ess=float(diag["ess"]),
+                       rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
+                       q_F_trace_mean=float(trace.mean()),
+                       F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
+                       seconds=time.perf_counter() - t0)
     if not diag["converged"] and warn:
+        # a warning for the data curator running the sampler (who holds the data anyway); the
+        # numbers are diagnostics, not private: do not forward this message with the release
         warnings.warn(
             f"PPCA {sampler} sampler did NOT pass convergence diagnostics after {iterations} iterations "
             f"x {n_chains} chains (split-Rhat = {diag['rhat']:.4g}, threshold {rhat_threshold}; bulk-ESS = "
-            f"{diag['ess']:.4g}, minimum {diag['min_ess']:.4g}). The released subspace may be far from "
-            f"BMF(n*eps/2*A); increase iterations.", RuntimeWarning, stacklevel=3)
-    note = _MCMC_NOTE.format(sampler=sampler, iterations=iterations, n_chains=n_chains,
-                             converged=info["converged"], rhat=info["rhat"], ess=info["ess"])
-    guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note)
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+            f"{diag['ess']:.4g}, minimum {diag['min_ess']:.4g}; diagnostics of the raw data, not private). "
+            f"The released subspace may be far from BMF(n*eps/2*A); increase iterations.",
+            RuntimeWarning, stacklevel=3)
+    note = _MCMC_NOTE.format(sampler=sampler, iterations=iterations, n_chains=n_chains)
+    guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
+    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
 
 
 def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: str = "auto",
@@ -151,7 +164,10 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     progress : tqdm bar; None = auto (on a TTY and CI unset).
     rhat_threshold, min_ess : convergence rule: split-R̂ < rhat_threshold (default 1.01) and
         bulk-ESS ≥ min_ess (default 100 per chain).  Otherwise a RuntimeWarning is emitted
-        and ``info["converged"] = False``.
+        and ``diagnostics["converged"] = False``.
+
+    Returns a :class:`MechanismOutput` whose release and diagnostics are listed in the module
+    docstring (``concentration``, the sampler's proposal counts and R̂/ESS are diagnostics).
     """
     eps = check_epsilon(epsilon)
     X, n_clipped = check_data(X, clip=clip)

@@ -16,6 +16,10 @@ composition the k-tuple (v_1..v_k) is Σ ε_j = ε-DP with δ = 0.  Each draw is
 
 The output is not BMF(n ε/2 · A) distributed (it is a different, sequential mechanism);
 utility differs from PPCA's.
+
+Release: ``status``, ``sampler`` ("iterative-exact"), ``epsilon_per_step`` (ε/k each).
+Diagnostics (not private): ``concentration`` n·ε/k/2·λ₁(A), ``acceptance_rates`` (of the k
+rejection samplers; depend on A), ``n_clipped``, ``seconds``.
 """
 
 from __future__ import annotations
@@ -54,11 +58,11 @@ def ppca_iterative(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, 
     Qv, R = np.linalg.qr(V)
     V = Qv * np.sign(np.diag(R))
     lam1 = float(np.linalg.eigvalsh(A)[-1])
-    info = {"sampler": "iterative-exact", "iterations": 0, "converged": None, "rhat": None, "ess": None,
-            "n_clipped": n_clipped, "epsilon_per_step": [eps_step] * k, "concentration": scale * lam1,
-            "acceptance_rates": rates, "seconds": time.perf_counter() - t0}
+    release = {"status": "ok", "sampler": "iterative-exact", "iterations": 0, "epsilon_per_step": [eps_step] * k}
+    diagnostics = {"n_clipped": n_clipped, "concentration": scale * lam1, "acceptance_rates": rates,
+                   "seconds": time.perf_counter() - t0}
     note = (f"k = {k} sequential exponential-mechanism draws, each exact and epsilon/k = {eps_step:.6g}-DP "
             f"(score n v'PAPv, sensitivity 1 given earlier outputs); basic composition gives epsilon = "
             f"{eps:.6g}, delta = 0 (Amin et al. 2019).")
     guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=note)
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)

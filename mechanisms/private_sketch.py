@@ -33,6 +33,13 @@ implement (every reconstruction is flagged; see ``docs/mechanisms_other.md``):
 vector" after padding with a zero row; Z's law depends on X only through X̃ᵀX̃).  Replacing a row
 by another row of the unit ball can be a change of norm 2, which this calibration does not cover
 (it would cost a factor 2 via group privacy).
+
+**Release vs diagnostics** (``MechanismOutput``).  Under add/remove n is not public, and nothing
+in the release depends on it: ``w`` depends on (ε, δ, r) only.
+  release      ``status``, ``lift`` (w), ``noise_scale`` (= w: with X = 0 the sketch is
+               w·Gaussian), ``sketch_size`` (r), ``projected_eigenvalues`` (top-k eigenvalues of
+               the lift-corrected Gram matrix of Z: post-processing of the sketch).
+  diagnostics  (not private) ``n_rows`` (n itself), ``n_clipped``, ``state_nbytes``.
 """
 
 from __future__ import annotations
@@ -116,9 +123,10 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
 
     ``rows``: an n x d array, or any iterable of rows (length-d) or chunks (b x d), consumed exactly
     once.  ``sketch_size`` r (default ``k + oversample``, must satisfy r >= k).
-    Guarantee: (ε, δ)-DP, add-remove-one-row, ``exact=False`` (reconstructed constants, see module
-    docstring).  ``info``: ``lift`` (w), ``noise_scale`` (= w: with X = 0 the sketch is w·Gaussian),
-    ``sketch_size``, ``n_rows``, ``state_nbytes``, ``n_clipped``.
+    Guarantee: (ε, δ)-DP, add-remove-one-row, ``exact=False`` and ``status="unverified constants"``
+    (reconstructed constants, see module docstring).  Every chunk, whatever container the rows
+    arrive in, goes through the shared row-norm check ``check_data``.  Release and diagnostics
+    fields: see the module docstring.
     """
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
@@ -156,9 +164,8 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     guarantee = PrivacyGuarantee(
         eps, dl, "add-remove-one-row", exact=False,
         note="Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
-             "reconstructed (Upadhyay 2014 text lost them)")
-    info: dict[str, Any] = {
-        "lift": w, "noise_scale": w, "sketch_size": r, "n_rows": sk.n_seen, "state_nbytes": sk.state_nbytes,
-        "n_clipped": sk.n_clipped + pre_clipped, "projected_eigenvalues": evals[::-1][:k].copy(),
-    }
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+             "reconstructed (Upadhyay 2014 text lost them)", status="unverified constants")
+    release: dict[str, Any] = {"status": "ok", "lift": w, "noise_scale": w, "sketch_size": r,
+                               "projected_eigenvalues": evals[::-1][:k].copy()}
+    diagnostics = {"n_rows": sk.n_seen, "n_clipped": sk.n_clipped + pre_clipped, "state_nbytes": sk.state_nbytes}
+    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)

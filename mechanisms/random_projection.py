@@ -12,10 +12,14 @@ from .linalg import random_orthonormal
 
 
 def random_subspace(X, k: int, *, rng: np.random.Generator, clip: bool = False) -> MechanismOutput:
-    """Haar-uniform d x k orthonormal matrix (QR of a Gaussian matrix with sign fix)."""
+    """Haar-uniform d x k orthonormal matrix (QR of a Gaussian matrix with sign fix).
+
+    Release: ``status``.  Diagnostics (not private): ``n_clipped`` (the data are still validated,
+    so that every mechanism refuses the same inputs).
+    """
     X, n_clipped = check_data(X, clip=clip)
     k = check_k(k, X.shape[1])
     V = random_orthonormal(X.shape[1], k, rng)
     guarantee = PrivacyGuarantee(epsilon=0.0, delta=0.0, neighbouring="none",
                                  note="data-independent output: 0-DP under every relation")
-    return MechanismOutput(V, guarantee, {"n_clipped": n_clipped})
+    return MechanismOutput(V, guarantee, release={"status": "ok"}, diagnostics={"n_clipped": n_clipped})

@@ -18,6 +18,11 @@ Privacy (a choice, derived here; the paper's streaming result is non-private):
   (see ``mechanisms/noisy_power.py``), and blocks are disjoint, so by parallel composition (the
   later iterations only see earlier *released* iterates) the whole run is (ε, δ)-DP for
   replace-one-row — no composition over L is needed.  Rows beyond the last full block are not read.
+
+Release: ``status``, ``iterations`` (L), ``block_size``, ``samples_used`` (L·B; n is public under
+replace-one-row), ``p``, ``noise_scale`` (σ: a function of ε, δ, B only; 0 if non-private).
+Diagnostics (not private): ``n_clipped``.  Every block (whatever container the stream arrives in,
+:class:`PreparedData` included) goes through the shared row-norm check ``check_data``.
 """
 
 from __future__ import annotations
@@ -69,8 +74,8 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
 
     ``stream``: n x d array, :class:`PreparedData`, or iterable of rows/chunks, read once.  ``iterations`` L: number of blocks
     to consume (default: as many full blocks as the stream holds).  ``p`` (default k) columns are
-    iterated; the output is the first k columns of X_L.  ``info``: ``samples_used`` (= L·B),
-    ``iterations``, ``noise_scale`` (0 if non-private), ``n_clipped``.
+    iterated; the output is the first k columns of X_L.  Release and diagnostics fields: see the
+    module docstring.
     """
     if block_size < 1:
         raise PrivacyInputError(f"block_size must be >= 1, got {block_size}")
@@ -113,9 +118,10 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
                                      note="private streaming power method: Gaussian noise per disjoint block")
     else:
         guarantee = PrivacyGuarantee(float("inf"), 0.0, "none", note="non-private streaming PCA")
-    info = {"iterations": L, "block_size": block_size, "samples_used": L * block_size, "p": p,
-            "noise_scale": sigma, "n_clipped": n_clipped + pre_clipped}
-    return MechanismOutput(components=Xl[:, :k].copy(), guarantee=guarantee, info=info)
+    release = {"status": "ok", "iterations": L, "block_size": block_size, "samples_used": L * block_size,
+               "p": p, "noise_scale": sigma}
+    return MechanismOutput(components=Xl[:, :k].copy(), guarantee=guarantee, release=release,
+                           diagnostics={"n_clipped": n_clipped + pre_clipped})
 
 
 def streaming_error_curve(sampler: Callable[[int, np.random.Generator], np.ndarray], U: np.ndarray, k: int, *,

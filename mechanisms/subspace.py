@@ -11,9 +11,11 @@ rest of the harness rows above ``row_norm_bound`` (default 1) are refused unless
 (clipping rescales a point, which changes neither its span nor, for Algorithm 1, any score);
 pass ``row_norm_bound=float("inf")`` to accept any finite data.
 
-``⊥`` / NULL outputs are returned, not raised: ``components=None``, ``info["status"] = "bottom"``,
-``info["bottom"] = True`` and ``info["reason"]`` saying which case occurred; the guarantee is
-still stated (⊥ is one of the private outcomes).
+``⊥`` / NULL outputs are returned, not raised: ``components=None``, ``release["status"] = "bottom"``,
+``release["bottom"] = True`` and ``release["reason"]`` saying which case occurred (every reason is
+decided on public quantities or on the mechanism's noisy values); the guarantee is still stated
+(⊥ is one of the private outcomes).  Each function's docstring lists which of its output fields
+are release and which diagnostics (exact data statistics: not private).
 
 :func:`subspace_exact` — Algorithm 1 (DPESSE): GAP-MAX (Lemma A.16, [BDRS18]) over the subspaces
 spanned by k-subsets of the data, plus NULL, with truncated-Laplace noise TLap(2, ε, δ) (Lemma A.14).
@@ -82,9 +84,25 @@ def exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
     return 3 * ell + 2.0 * max(4.0 * math.log(1.0 / delta) / epsilon, 2.0 * A) + 2.0
 
 
-def _bottom(guarantee: PrivacyGuarantee, reason: str, **info: Any) -> MechanismOutput:
-    info.update(status="bottom", bottom=True, reason=reason)
-    return MechanismOutput(components=None, guarantee=guarantee, info=info)  # type: ignore[arg-type]
+#: subspace_exact's output fields computed from the raw data (diagnostics, not private); the
+#: others are public configuration or functions of (n, k, ℓ, ε, δ) only (n is public under
+#: replace-one-row)
+EXACT_DIAGNOSTICS = ("n_candidates", "top_score", "second_score", "winner_score", "n_clipped")
+
+
+def _split_exact(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(release, diagnostics) of subspace_exact's fields (see :data:`EXACT_DIAGNOSTICS`)."""
+    release = {k: v for k, v in fields.items() if k not in EXACT_DIAGNOSTICS}
+    diagnostics = {k: v for k, v in fields.items() if k in EXACT_DIAGNOSTICS}
+    return release, diagnostics
+
+
+def _bottom(guarantee: PrivacyGuarantee, reason: str, release: dict[str, Any],
+            diagnostics: dict[str, Any]) -> MechanismOutput:
+    """⊥: ``components=None``; status, bottom flag and reason go into the release."""
+    release = dict(release, status="bottom", bottom=True, reason=reason)
+    return MechanismOutput(components=None, guarantee=guarantee, release=release,  # type: ignore[arg-type]
+                           diagnostics=dict(diagnostics))
 
 
 def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
@@ -109,6 +127,10 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     config so that a single run on a large data set ends with a record).  The test depends only on
     (n, k) and the cap — never on the data — so refusing reveals nothing (n is public under the
     replacement relation).
+    Release: ``status``/``bottom``/``reason``, ``n_subsets``, ``max_candidates``, ``ell``,
+    ``null_score``, ``noise_scale``, ``noise_bound``, ``noise``, ``min_samples_lemma_4_4``, ``tol``
+    (functions of n, k, ℓ, ε, δ only).  Diagnostics (not private): ``n_candidates``,
+    ``top_score``, ``second_score``, ``winner_score``, ``n_clipped`` (:data:`EXACT_DIAGNOSTICS`).
     ``ell`` (ℓ) defaults to max(1, k − 1) (general position); ℓ >= 1 is required by the privacy proof
     (candidates present for only one of two neighbours have score <= 1 <= ℓ).
     """
@@ -128,7 +150,8 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     if n_subsets > max_candidates and too_many == "bottom":
         return _bottom(guarantee, f"too many candidates: C(n={n}, k={k}) = {n_subsets} > max_candidates="
                                   f"{max_candidates} (depends on n and k only)",
-                       n_subsets=n_subsets, max_candidates=max_candidates, ell=ell, n_clipped=n_clipped)
+                       *_split_exact(dict(n_subsets=n_subsets, max_candidates=max_candidates, ell=ell,
+                                          n_clipped=n_clipped)))
     if n_subsets > max_candidates:
         raise PrivacyInputError(
             f"subspace_exact: C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates="
@@ -192,12 +215,14 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
         "min_samples_lemma_4_4": exact_min_samples(ell, eps, dl), "n_clipped": n_clipped, "tol": tol,
     }
     if winner == 0:
-        return _bottom(guarantee, "NULL (no subspace with a large enough score gap)", **info)
+        return _bottom(guarantee, "NULL (no subspace with a large enough score gap)", *_split_exact(info))
     Q = cands[names[winner]][0]
     info["status"] = "ok"
     info["bottom"] = False
     info["winner_score"] = float(scores[winner])
-    return MechanismOutput(components=fix_signs(Q.copy()), guarantee=guarantee, info=info)
+    release, diagnostics = _split_exact(info)
+    return MechanismOutput(components=fix_signs(Q.copy()), guarantee=guarantee, release=release,
+                           diagnostics=diagnostics)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,6 +274,13 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     the noisy count so that the decision is private); otherwise ⊥.  Then a uniform point of the cell,
     and Π̂ = top-k eigenspace of Σ_i p̂_i p̂_iᵀ.  If m < k (too few rows per block), ⊥ with reason
     "too few samples" (n is public under replacement, so this reveals nothing).
+
+    Release: ``status``/``bottom``/``reason``; the parameters ``t``, ``m``, ``q``, ``cell_width``,
+    ``laplace_scale``, ``threshold``, ``C0``, ``C1``, ``C2``, ``gamma`` (functions of n, d, k, ε, δ, γ);
+    ``offset`` (the grid offset λ, data-independent randomness); ``best_noisy_count`` (the largest
+    noisy count among the cells the stable histogram releases: part of the histogram's output).
+    Diagnostics (not private): ``max_true_count`` (the true maximum cell count),
+    ``n_nonempty_cells`` (the exact number of non-empty cells), ``n_clipped``.
     """
     X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     n, d = X.shape
@@ -264,9 +296,11 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     t, m, q, width = int(prm["t"]), int(prm["m"]), int(prm["q"]), prm["cell_width"]
     guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=True,
                                  note="Singhal-Steinke Algorithm 2 (subsample-and-aggregate, stable histogram)")
-    info: dict[str, Any] = dict(prm, C0=C0, C1=C1, C2=C2, gamma=gamma, n_clipped=n_clipped)
+    release: dict[str, Any] = dict(prm, C0=C0, C1=C1, C2=C2, gamma=gamma)
+    diagnostics: dict[str, Any] = {"n_clipped": n_clipped}
     if m < k:
-        return _bottom(guarantee, f"too few samples: n={n} gives m=floor(n/t)={m} < k={k} rows per block", **info)
+        return _bottom(guarantee, f"too few samples: n={n} gives m=floor(n/t)={m} < k={k} rows per block",
+                       release, diagnostics)
 
     P = rng.standard_normal((q, d))                      # public reference points p_1..p_q
     pts = np.empty((t, q * d))
@@ -280,15 +314,16 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     noisy = counts + rng.laplace(0.0, 2.0 / eps, size=counts.shape)
     tau = prm["threshold"]
     released = noisy > tau
-    info.update(n_nonempty_cells=int(len(counts)), max_true_count=int(counts.max()), offset=lam)
+    release["offset"] = lam
+    diagnostics.update(n_nonempty_cells=int(len(counts)), max_true_count=int(counts.max()))
     if not np.any(released):
-        return _bottom(guarantee, "no cell released by the stable histogram", **info)
+        return _bottom(guarantee, "no cell released by the stable histogram", release, diagnostics)
     best = int(np.argmax(np.where(released, noisy, -np.inf)))
-    info["best_noisy_count"] = float(noisy[best])
+    release["best_noisy_count"] = float(noisy[best])
     if noisy[best] < t / 2:
-        return _bottom(guarantee, "no cell with t/2 points", **info)
+        return _bottom(guarantee, "no cell with t/2 points", release, diagnostics)
     corner = lam * width + uniq[best] * width
     phat = (corner + rng.random(q * d) * width).reshape(q, d)
     V = top_k_eigenvectors(phat.T @ phat, k)
-    info.update(status="ok", bottom=False)
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+    release.update(status="ok", bottom=False)
+    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)

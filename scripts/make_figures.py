@@ -42,6 +42,36 @@ def style(mech: str) -> dict:
     return STYLE.get(mech, dict(ls=":", label=mech))
 
 
+#: how a guarantee that is not proven is labelled wherever a result is shown
+GUARANTEE_LABELS = {"nominal (MCMC)": "nominal ε (MCMC), not proven",
+                    "unverified constants": "ε unverified (reconstructed constants)"}
+
+
+def guarantee_statuses(g: pd.DataFrame) -> set[str]:
+    """The non-"proven" guarantee statuses of the records ``g``.  Records written before the
+    ``guarantee_status`` field: a PPCA record with ``guarantee_exact = False`` is an MCMC draw."""
+    status = g["guarantee_status"] if "guarantee_status" in g.columns else pd.Series(None, index=g.index,
+                                                                                     dtype=object)
+    out = {str(x) for x in status.dropna() if x != "proven"}
+    if {"mechanism", "guarantee_exact"} <= set(g.columns):
+        legacy = status.isna() & (g["mechanism"] == "ppca") & (g["guarantee_exact"] == False)  # noqa: E712
+        if legacy.any():
+            out.add("nominal (MCMC)")
+    return out
+
+
+def guarantee_suffix(g: pd.DataFrame) -> str:
+    """Legend suffix, e.g. " [nominal ε (MCMC), not proven]"; "" when every record's ε is proven."""
+    st = guarantee_statuses(g)
+    return " [" + "; ".join(GUARANTEE_LABELS.get(x, x) for x in sorted(st)) + "]" if st else ""
+
+
+def labelled_style(mech: str, g: pd.DataFrame) -> dict:
+    st = dict(style(mech))
+    st["label"] = st["label"] + guarantee_suffix(g)
+    return st
+
+
 def save(fig, out: Path, name: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
@@ -102,7 +132,7 @@ def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, ti
         sub = d[d.dataset == ds]
         for mech, g in sub.groupby("mechanism"):
             s = g.groupby("n")["q_F"].agg(["mean", "std"]).reset_index().fillna(0.0)
-            ax.errorbar(s.n, s["mean"], yerr=s["std"], capsize=3, **style(mech))
+            ax.errorbar(s.n, s["mean"], yerr=s["std"], capsize=3, **labelled_style(mech, g))
         split = sub.split.iloc[0]
         ax.set_xscale("log")
         ax.set_title(f"{ds} (k = {int(sub.k.iloc[0])}{', ' + split + ' split' if split else ''})")
@@ -121,7 +151,7 @@ def fig5(df: pd.DataFrame, out: Path):
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for mech, g in d.groupby("mechanism"):
         s = g.groupby("epsilon_grid")["q_F"].agg(["mean", "std"]).reset_index().fillna(0.0)
-        ax.errorbar(s.epsilon_grid, s["mean"], yerr=s["std"], capsize=3, **style(mech))
+        ax.errorbar(s.epsilon_grid, s["mean"], yerr=s["std"], capsize=3, **labelled_style(mech, g))
     ax.set_xscale("log")
     ax.set_xlabel("ε")
     ax.set_ylabel("utility q_F(U)")
@@ -152,7 +182,11 @@ def table2(df: pd.DataFrame, out: Path):
     g["std_pct"] = (100 * g["std"].fillna(0.0)).round(2)
     g["paper_accuracy_pct"] = [PAPER_TABLE2.get((a, b), (np.nan, np.nan))[0] for a, b in zip(g.dataset, g.mechanism)]
     g["paper_std_pct"] = [PAPER_TABLE2.get((a, b), (np.nan, np.nan))[1] for a, b in zip(g.dataset, g.mechanism)]
-    t = g[["dataset", "mechanism", "accuracy_pct", "std_pct", "count", "paper_accuracy_pct", "paper_std_pct"]]
+    g["guarantee"] = [", ".join(sorted(guarantee_statuses(d[(d.dataset == a) & (d.mechanism == b)]))) or "proven"
+                      for a, b in zip(g.dataset, g.mechanism)]
+    g.loc[g.mechanism == "pca", "guarantee"] = "none (non-private)"
+    t = g[["dataset", "mechanism", "guarantee", "accuracy_pct", "std_pct", "count", "paper_accuracy_pct",
+           "paper_std_pct"]]
     t = t.rename(columns={"count": "rounds"})
     out.mkdir(parents=True, exist_ok=True)
     t.to_csv(out / "table2.csv", index=False)
@@ -186,7 +220,7 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
         slope = ""
         if ok.sum() >= 2:
             slope = f", slope {np.polyfit(np.log(g.d[ok]), np.log(n[ok]), 1)[0]:.2f}"
-        st = dict(style(mech))
+        st = labelled_style(mech, g)
         label = st.pop("label")
         st["ls"] = "-"
         st.setdefault("color", EXTRA_COLORS.get(mech))

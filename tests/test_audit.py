@@ -199,7 +199,8 @@ def test_run_audit_hydra(tmp_path, capsys):
     assert ag["claimed_epsilon"] == 0.9 and ag["epsilon_capped"] and ag["neighbouring"] == "add-remove-one-row"
 
     npw = run_audit(compose_cfg(base + ["experiment.mechanism=noisy_power", "experiment.trials=400"]))
-    assert npw["mechanism"] == "noisy_power" and npw["neighbouring"] == "entry-level"
+    # the library default is now the row-level (per-person) relation
+    assert npw["mechanism"] == "noisy_power" and npw["neighbouring"] == "replace-one-row"
     assert npw["audited_epsilon_lower"] <= npw["claimed_epsilon"]
 
     bad = run_audit(compose_cfg(base + ["mechanism=mod_sulq", "experiment.noise_factor=0.1", "experiment.trials=3000"]))

@@ -79,7 +79,7 @@ def _capture_noise(monkeypatch, module, X, call, reps):
         return real(M, k)
 
     monkeypatch.setattr(module, "top_k_eigenvectors", spy)
-    scales = [call(np.random.default_rng(100 + r)).info["noise_scale"] for r in range(reps)]
+    scales = [call(np.random.default_rng(100 + r)).release["noise_scale"] for r in range(reps)]
     return np.stack(captured), scales[0]
 
 
@@ -161,7 +161,7 @@ def test_analyze_gauss_refuses_epsilon_at_least_one():
 def test_clipping_is_recorded():
     X = np.array([[2.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 3.0]])
     out = get_mechanism("mod_sulq")(X, 1, epsilon=1.0, delta=0.01, rng=np.random.default_rng(0), clip=True)
-    assert out.info["n_clipped"] == 2
+    assert out.diagnostics["n_clipped"] == 2
 
 
 def test_sparse_input_refused():

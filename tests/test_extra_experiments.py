@@ -39,6 +39,7 @@ def test_dimension_scaling_runs_resumes_and_finds_n_star(tmp_path):
     assert sorted(summ.d) == [6, 12] and set(runs.d) == {6, 12}
     assert set(runs.restart) == {0, 1} and set(runs.neighbouring) == {"replace-one-row"}
     assert set(runs.epsilon) == {0.5} and runs.projector_distance.between(0, 1).all()
+    assert set(runs.guarantee_status) == {"proven"} and set(summ.guarantee_status) == {"proven"}
     assert (runs.q_F <= runs.q_F_opt + 1e-12).all()
     for _, s in summ.iterrows():        # n* is the first n whose mean utility reaches the target
         g = runs[runs.d == s.d].groupby("n").q_F_normalised.mean()
@@ -79,7 +80,10 @@ def test_online_regret_runs_and_resumes(tmp_path):
         assert r["curve.regret"][-1] == pytest.approx(r.regret) and r["curve.opt"][-1] == pytest.approx(r.opt)
         assert len(r["curve.theorem8"]) == len(t) == len(r["curve.theorem9"])
         assert 0 <= r.q_F <= r.q_F_opt + 1e-12 and r.d == 8 and r.n == 128
-        assert "subspaces" not in r.index and "info.regret_curve" not in r.index and "info.gains" not in r.index
+        assert "subspaces" not in r.index and "release.subspaces" not in r.index
+        assert "diagnostics_not_private.regret_curve" not in r.index and "diagnostics_not_private.gains" not in r.index
+        # regret and OPT come from the raw rows: recorded, but only among the labelled diagnostics
+        assert r["diagnostics_not_private.regret"] == pytest.approx(r.regret) and "release.regret" not in r.index
     tree = df[df.tree].iloc[0]
     assert tree.epsilon == 1.0 and tree.guarantee_exact       # conf/experiment/online_regret.yaml: epsilon 1.0
     fpl = df[~df.tree].iloc[0]
@@ -147,12 +151,16 @@ def test_single_run_on_spiked(tmp_path, mechanism):
         assert key in rec
     assert rec["mechanism"] == mechanism and rec["dataset"] == "spiked" and rec["n"] == 1500 and rec["d"] == 50
     assert rec["k"] == 2 and rec["delta"] == 0.01
+    assert "info" not in rec and rec["release"]["status"] == rec["status"]
+    assert "n_clipped" in rec["diagnostics_not_private"] and "n_clipped" not in rec["release"]
+    assert rec["guarantee_status"] == ("unverified constants" if mechanism == "private_sketch" else "proven")
     if rec["q_F"] is None:
-        assert rec["status"] == "bottom" and rec["info"]["reason"]
+        assert rec["status"] == "bottom" and rec["release"]["reason"]
     else:
         assert 0 <= rec["q_F"] <= rec["q_F_opt"] + 1e-12 and rec["status"] == "ok"
     if mechanism == "online_pca":
-        info = rec["info"]
-        assert info["regret"] == pytest.approx(info["opt"] - info["cumulative_gain"])
-        assert all(not isinstance(v, (list, dict)) for v in info.values())
+        diag = rec["diagnostics_not_private"]
+        assert diag["regret"] == pytest.approx(diag["opt"] - diag["cumulative_gain"])
+        assert all(not isinstance(v, (list, dict)) for v in [*diag.values(), *rec["release"].values()])
+        assert rec["neighbouring"] == "zero-out-one-row"
     assert len(list((tmp_path / "records").glob("*.json"))) == 1

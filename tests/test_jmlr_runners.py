@@ -250,4 +250,5 @@ def test_gibbs_convergence_runner(tmp_path):
     assert log_f.shape == (2, 20)                        # smoke: 2 chains, 200 iterations / 10
     assert rec["traces.iterations"][-1] == 200 and np.all(np.isfinite(log_f))
     assert rec.neighbouring == "replace-one-row" and rec.concentration == pytest.approx(5000 * 0.1 / 2)
+    assert rec.guarantee_status == "nominal (MCMC)"       # the chains' epsilon is nominal, not proven
     assert run_gibbs_convergence(cfg)["records_written"] == 0

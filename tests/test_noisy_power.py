@@ -95,17 +95,17 @@ def test_empirical_noise_matches_formula_gaussian(neighbouring):
     X = np.zeros((10, d))
     out = noisy_power(X, k, rng=rng, epsilon=0.7, delta=1e-5, iterations=L, neighbouring=neighbouring,
                       return_trace=True)
-    assert out.info["n_noisy_products"] == L + 1
-    assert len(out.info["trace"]) == L + 1
+    assert out.release["n_noisy_products"] == L + 1
+    assert len(out.release["trace"]) == L + 1
     if neighbouring == "entry-level":
-        assert out.info["noise_scale"] == pytest.approx(noisy_power_noise_scale(0.7, 1e-5, 6, L + 1))
+        assert out.release["noise_scale"] == pytest.approx(noisy_power_noise_scale(0.7, 1e-5, 6, L + 1))
     else:
-        assert out.info["noise_scale"] == pytest.approx(noisy_power_row_noise_scale(0.7, 1e-5, L + 1))
-    for Y, s in zip(out.info["trace"], out.info["noise_std_per_iteration"]):
+        assert out.release["noise_scale"] == pytest.approx(noisy_power_row_noise_scale(0.7, 1e-5, L + 1))
+    for Y, s in zip(out.release["trace"], out.release["noise_std_per_iteration"]):
         assert np.std(Y) == pytest.approx(s, rel=0.15)
     # entry-level multiplies by ||X_{l-1}||_inf, which is < 1 for a random orthonormal start
     if neighbouring == "entry-level":
-        assert out.info["noise_std_per_iteration"][0] < out.info["noise_scale"]
+        assert out.release["noise_std_per_iteration"][0] < out.release["noise_scale"]
 
 
 def test_empirical_noise_laplace():
@@ -115,9 +115,9 @@ def test_empirical_noise_laplace():
     out = noisy_power(np.zeros((5, d)), k, rng=rng, epsilon=1.0, delta=1e-5, iterations=L, noise="laplace",
                       neighbouring="replace-one-row", return_trace=True)
     assert out.guarantee.delta == 0.0
-    b = out.info["noise_scale"]
+    b = out.release["noise_scale"]
     assert b == pytest.approx(2 * (L + 1) * math.sqrt(d * 6) / 1.0)
-    for Y in out.info["trace"]:
+    for Y in out.release["trace"]:
         assert np.std(Y) == pytest.approx(math.sqrt(2) * b, rel=0.15)
 
 
@@ -131,9 +131,29 @@ def test_shapes_orthonormality_and_guarantee(small_data):
         np.testing.assert_allclose(V.T @ V, np.eye(2), atol=1e-10)
         assert out.guarantee.epsilon == 1.0 and out.guarantee.delta == 1e-5
         assert out.guarantee.neighbouring == "replace-one-row"
+    # the library default is the per-person (row-level) relation; entry-level only by name
     out = noisy_power(small_data, 2, rng=rng, epsilon=1.0, delta=1e-5)
+    assert out.guarantee.neighbouring == "replace-one-row"
+    assert out.release["noise_scale"] == pytest.approx(
+        noisy_power_row_noise_scale(1.0, 1e-5, out.release["n_noisy_products"], "replace-one-row"))
+    out = noisy_power(small_data, 2, rng=rng, epsilon=1.0, delta=1e-5, neighbouring="entry-level")
     assert out.guarantee.neighbouring == "entry-level"
     assert "NOT a row-level" in out.guarantee.note
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_add_remove_noise_scale_does_not_depend_on_n(noise):
+    """Under add/remove n is not public: the released noise scale must be the same for any n,
+    and n (and sigma/n, which reveals it) may only appear among the diagnostics."""
+    rng = np.random.default_rng(8)
+    outs = [noisy_power(rng.uniform(-0.4, 0.4, (n, 6)), 2, rng=rng, epsilon=1.0, delta=1e-5, noise=noise,
+                        neighbouring="add-remove-one-row", iterations=3) for n in (30, 3000)]
+    assert outs[0].release["noise_scale"] == outs[1].release["noise_scale"]
+    assert outs[0].release["noise_std_per_iteration"] == outs[1].release["noise_std_per_iteration"]
+    for out, n in zip(outs, (30, 3000)):
+        assert out.diagnostics["n"] == n
+        assert out.diagnostics["noise_scale_normalised"] == pytest.approx(out.release["noise_scale"] / n)
+        assert "n" not in out.release and "noise_scale_normalised" not in out.release
 
 
 def test_recovers_top_subspace_with_weak_noise():
@@ -153,8 +173,8 @@ def test_recovers_top_subspace_with_weak_noise():
 
 def test_default_iterations_and_p(small_data):
     out = noisy_power(small_data, 2, rng=np.random.default_rng(0), epsilon=1.0, delta=1e-5)
-    assert out.info["p"] == 4
-    assert out.info["iterations"] == math.ceil(math.log(8) / 0.5)
+    assert out.release["p"] == 4
+    assert out.release["iterations"] == math.ceil(math.log(8) / 0.5)
 
 
 def test_bad_inputs(small_data):
@@ -166,7 +186,7 @@ def test_bad_inputs(small_data):
     with pytest.raises(PrivacyInputError):
         noisy_power(small_data * 3, 2, **kw)
     out = noisy_power(small_data * 3, 2, clip=True, **kw)
-    assert out.info["n_clipped"] > 0
+    assert out.diagnostics["n_clipped"] > 0
     with pytest.raises(PrivacyInputError):
         noisy_power(small_data, 2, rng=rng, epsilon=0.0, delta=1e-5)
     with pytest.raises(PrivacyInputError):

@@ -85,8 +85,8 @@ def test_online_noise_empirical_variance():
     np.testing.assert_allclose(P, P.T)
     assert np.std(P[np.triu_indices(d)]) == pytest.approx(sig, rel=0.15)
     out = online_pca(np.zeros((m, d)), 2, rng=rng, epsilon=eps, delta=delta)
-    assert out.info["node_noise_scale"] == pytest.approx(sig)
-    assert out.info["max_membership"] <= 1 + math.ceil(math.log2(m))
+    assert out.release["node_noise_scale"] == pytest.approx(sig)
+    assert out.diagnostics["max_membership"] <= 1 + math.ceil(math.log2(m))
 
 
 def _easy_stream(m, d, k, rng):
@@ -105,20 +105,20 @@ def test_regret_below_bound_on_easy_stream(tree):
     A, U = _easy_stream(m, d, k, rng)
     eps, delta = 1.0, 1e-6
     out = online_pca(A, k, rng=rng, epsilon=eps, delta=delta, tree=tree)
-    reg = out.info["regret"]
-    opt = out.info["opt"]
+    reg = out.diagnostics["regret"]
+    opt = out.diagnostics["opt"]
     b = online_regret_bounds(m, d, k, opt, eps, delta)
     bound = b["theorem8"] if tree else b["theorem9"]
     assert reg <= bound
     # observed ~0.13 OPT (tree) and ~0.02 OPT (Algorithm 2) over seeds; a random subspace gives ~0.83 OPT
     assert reg < 0.4 * opt
-    assert out.info["gains"].shape == (m,)
-    assert out.info["subspaces"].shape == (m + 1, d, k)
+    assert out.diagnostics["gains"].shape == (m,)
+    assert out.release["subspaces"].shape == (m + 1, d, k)
     # V_t is chosen before a_t: recompute gain from stored subspaces
-    V = out.info["subspaces"]
+    V = out.release["subspaces"]
     g = np.array([np.sum((V[t].T @ A[t]) ** 2) for t in range(m)])
-    np.testing.assert_allclose(g, out.info["gains"])
-    assert out.info["regret"] == pytest.approx(opt - g.sum())
+    np.testing.assert_allclose(g, out.diagnostics["gains"])
+    assert out.diagnostics["regret"] == pytest.approx(opt - g.sum())
     # final subspace is close to the planted line
     assert abs(out.components[:, 0] @ U[:, 0]) > 0.95
 
@@ -128,18 +128,18 @@ def test_guarantees():
     A, _ = _easy_stream(32, 4, 1, rng)
     out = online_pca(A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=True)
     assert out.guarantee.epsilon == 0.5 and out.guarantee.exact
-    assert out.guarantee.neighbouring == "add-remove-one-row"
+    assert out.guarantee.neighbouring == "zero-out-one-row"
     out2 = online_pca(A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=False)
     assert not out2.guarantee.exact
     assert out2.guarantee.epsilon > 0.5
-    assert out2.info["per_step_epsilon"] == 0.5
+    assert out2.release["per_step_epsilon"] == 0.5
 
 
 def test_iterable_stream_and_horizon():
     rng = np.random.default_rng(1)
     A, _ = _easy_stream(20, 4, 1, rng)
     out = online_pca((r for r in A), 1, rng=rng, epsilon=0.5, delta=1e-6, horizon=32)
-    assert out.info["m"] == 20 and out.info["horizon"] == 32
+    assert out.release["m"] == 20 and out.release["horizon"] == 32
     with pytest.raises(PrivacyInputError):
         online_pca((r for r in A), 1, rng=rng, epsilon=0.5, delta=1e-6)  # no horizon
     with pytest.raises(PrivacyInputError):
@@ -152,7 +152,7 @@ def test_bad_inputs():
     with pytest.raises(PrivacyInputError):
         online_pca(A * 2, 1, rng=rng, epsilon=0.5, delta=1e-6)
     out = online_pca(A * 2, 1, rng=rng, epsilon=0.5, delta=1e-6, clip=True)
-    assert out.info["n_clipped"] == 16
+    assert out.diagnostics["n_clipped"] == 16
     bad = A.copy(); bad[3, 1] = np.inf
     with pytest.raises(PrivacyInputError):
         online_pca(bad, 1, rng=rng, epsilon=0.5, delta=1e-6)
@@ -172,9 +172,9 @@ def test_regret_bound_rates():
     assert np.all(np.diff(b["theorem8"]) > 0) and np.all(np.diff(b["theorem9"]) > 0)
 
 
-def test_prepared_data_stream_and_scalar_info():
+def test_prepared_data_stream_and_scalar_fields():
     """The runners pass PreparedData: its rows, in order, are the stream; keep_curves=False and
-    keep_subspaces=False leave only scalars in info (for result records)."""
+    keep_subspaces=False leave only scalars in release and diagnostics (for result records)."""
     from mechanisms._base import PreparedData
     rng = np.random.default_rng(7)
     X = rng.standard_normal((40, 5))
@@ -183,8 +183,60 @@ def test_prepared_data_stream_and_scalar_info():
     b = online_pca(PreparedData(X), 2, rng=np.random.default_rng(1), epsilon=0.5, delta=1e-6,
                    keep_subspaces=False, keep_curves=False)
     assert np.array_equal(a.components, b.components)
-    assert b.info["regret"] == pytest.approx(a.info["regret"]) and b.info["opt"] == pytest.approx(a.info["opt"])
-    assert a.info["regret_curve"][-1] == pytest.approx(a.info["regret"])
+    assert b.diagnostics["regret"] == pytest.approx(a.diagnostics["regret"]) and b.diagnostics["opt"] == pytest.approx(a.diagnostics["opt"])
+    assert a.diagnostics["regret_curve"][-1] == pytest.approx(a.diagnostics["regret"])
     for key in ("subspaces", "gains", "regret_curve"):
-        assert key not in b.info
-    assert all(np.ndim(v) == 0 for v in b.info.values())
+        assert key not in b.release and key not in b.diagnostics
+    assert all(np.ndim(v) == 0 for v in [*b.release.values(), *b.diagnostics.values()])
+    # regret, OPT and gains are computed from the raw rows: diagnostics only
+    for key in ("regret", "opt", "cumulative_gain", "gains", "regret_curve", "n_clipped"):
+        assert key not in a.release
+
+
+# ------------------------------------------------------------------ neighbouring relation and Algorithm 2's sigma
+
+def test_relation_is_zero_out_and_add_remove_is_refused():
+    """The calibration covers a row replaced by 0 at the same position (or by another row), not a
+    deletion that shifts later positions: the relation is named so, and add/remove is refused."""
+    from mechanisms._base import NEIGHBOURING_RELATIONS
+    assert "same position" in NEIGHBOURING_RELATIONS["zero-out-one-row"] or \
+        "same length" in NEIGHBOURING_RELATIONS["zero-out-one-row"]
+    rng = np.random.default_rng(11)
+    A, _ = _easy_stream(16, 4, 1, rng)
+    for tree in (True, False):
+        out = online_pca(A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=tree)
+        assert out.guarantee.neighbouring == "zero-out-one-row" and "zero-out-one-row" in out.guarantee.note
+        with pytest.raises(PrivacyInputError, match="shifts"):
+            online_pca(A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=tree, neighbouring="add-remove-one-row")
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.9, 2.0])
+def test_algorithm2_per_step_sigma_matches_relation(eps, monkeypatch):
+    """tree=False: each step's noisy covariance must be (eps, delta)-DP under the relation named, as
+    the note says.  The per-step release is a Gaussian mechanism of L2 sensitivity Δ_row (1 for
+    zero-out, sqrt 2 for replace-one-row) and std σ, whose exact ε(δ) (Balle-Wang) must be <= eps.
+
+    The σ actually drawn is read from the calls to symmetric_gaussian.  With the old σ (sensitivity
+    1 under replace-one-row) the exact per-step ε exceeds eps, which this test also checks, so the
+    test fails if the sqrt(2) is dropped again."""
+    from mechanisms import online_pca as mod
+    from mechanisms.calibration import gaussian_epsilon_for_delta
+    delta = 1e-6
+    drawn = []
+    real = mod.symmetric_gaussian
+    monkeypatch.setattr(mod, "symmetric_gaussian", lambda d, s, rng: drawn.append(s) or real(d, s, rng))
+    A, _ = _easy_stream(8, 3, 1, np.random.default_rng(12))
+    sig = {}
+    for rel, sens in (("zero-out-one-row", 1.0), ("replace-one-row", math.sqrt(2.0))):
+        drawn.clear()
+        out = online_pca(A, 1, rng=np.random.default_rng(13), epsilon=eps, delta=delta, tree=False, neighbouring=rel)
+        assert len(drawn) == 8 and len(set(drawn)) == 1
+        sig[rel] = drawn[0]
+        assert out.release["noise_scale"] == sig[rel] == pytest.approx(algorithm1_noise_scale(eps, delta, sens))
+        assert gaussian_epsilon_for_delta(sens / sig[rel], delta) <= eps + 1e-9
+        assert f"each step ({eps}, {delta})-DP under {rel}" in out.guarantee.note
+        # the whole-sequence claim composes the same sigma: m = 8 releases of ratio sens/sigma
+        assert out.guarantee.epsilon == pytest.approx(zcdp_to_epsilon(8 * sens ** 2 / (2 * sig[rel] ** 2), delta))
+    assert sig["replace-one-row"] == pytest.approx(math.sqrt(2.0) * sig["zero-out-one-row"])
+    # the previous calibration (sensitivity-1 sigma under replace-one-row) broke the per-step claim
+    assert gaussian_epsilon_for_delta(math.sqrt(2.0) / sig["zero-out-one-row"], delta) > eps

@@ -24,11 +24,15 @@ def test_ppca_k1_exact_guarantee_and_info():
     assert (g.epsilon, g.delta, g.neighbouring, g.exact) == (0.5, 0.0, "replace-one-row", True)
     assert out.components.shape == (8, 1)
     assert abs(np.linalg.norm(out.components) - 1) < 1e-10
-    info = out.info
-    assert info["sampler"] == "exact" and info["converged"] is None and info["rhat"] is None
-    assert info["n_clipped"] == 0 and 0 < info["acceptance_rate"] <= 1
+    rel, diag = out.release, out.diagnostics
+    assert rel["sampler"] == "exact" and rel["status"] == "ok" and g.status == "proven"
+    assert diag["converged"] is None and diag["rhat"] is None
+    assert diag["n_clipped"] == 0 and 0 < diag["acceptance_rate"] <= 1 and diag["proposals"] >= 1
     A = X.T @ X / X.shape[0]
-    assert info["concentration"] == pytest.approx(X.shape[0] * 0.25 * np.linalg.eigvalsh(A)[-1])
+    assert diag["concentration"] == pytest.approx(X.shape[0] * 0.25 * np.linalg.eigvalsh(A)[-1])
+    # nothing computed from the raw data is in the release
+    for key in ("concentration", "acceptance_rate", "proposals", "n_clipped", "n", "seconds"):
+        assert key not in rel
 
 
 def test_ppca_gibbs_guarantee_info_orthonormal_deterministic():
@@ -42,18 +46,22 @@ def test_ppca_gibbs_guarantee_info_orthonormal_deterministic():
     assert np.abs(V.T @ V - np.eye(3)).max() < 1e-10
     g = out1.guarantee
     assert (g.epsilon, g.delta, g.neighbouring, g.exact) == (1.0, 0.0, "replace-one-row", False)
-    assert "MCMC" in g.note
-    for key in ("sampler", "iterations", "converged", "rhat", "ess", "n_clipped", "concentration"):
-        assert key in out1.info
-    assert out1.info["sampler"] == "gibbs" and out1.info["iterations"] == 600
-    assert out1.info["converged"] is True
+    assert "MCMC" in g.note and g.status == "nominal (MCMC)"
+    for key in ("sampler", "iterations", "burn_in", "n_chains"):
+        assert key in out1.release
+    for key in ("converged", "rhat", "ess", "n_clipped", "concentration", "q_F_trace_mean", "F_k_final"):
+        assert key in out1.diagnostics and key not in out1.release
+    # the guarantee (part of the release) does not quote the data-dependent R-hat / ESS
+    assert f"{out1.diagnostics['rhat']:.4g}" not in g.note and "converged=" not in g.note
+    assert out1.release["sampler"] == "gibbs" and out1.release["iterations"] == 600
+    assert out1.diagnostics["converged"] is True
 
 
 def test_ppca_reference_sampler_runs():
     X = _data(d=6)
     out = ppca(X, 2, epsilon=1.0, rng=np.random.default_rng(3), sampler="reference", iterations=60,
                n_chains=2, progress=False, warn=False)
-    assert out.info["sampler"] == "reference"
+    assert out.release["sampler"] == "reference"
     assert np.abs(out.components.T @ out.components - np.eye(2)).max() < 1e-10
 
 
@@ -61,7 +69,7 @@ def test_ppca_nonconverged_warns():
     X = _data()
     with pytest.warns(RuntimeWarning, match="did NOT pass convergence"):
         out = ppca(X, 3, epsilon=1.0, rng=np.random.default_rng(4), iterations=8, n_chains=2, progress=False)
-    assert out.info["converged"] is False
+    assert out.diagnostics["converged"] is False
 
 
 def test_ppca_validation():
@@ -78,7 +86,7 @@ def test_ppca_validation():
     with pytest.raises(ValueError):
         ppca(X, 2, epsilon=1.0, rng=rng, sampler="nope")
     out = ppca(X * 2, 1, epsilon=1.0, rng=rng, clip=True)
-    assert out.info["n_clipped"] > 0
+    assert out.diagnostics["n_clipped"] > 0
 
 
 def test_ppca_high_concentration_utility():
@@ -96,10 +104,10 @@ def test_ppca_iterative_guarantee_and_split():
     out = ppca_iterative(X, 3, epsilon=0.9, rng=np.random.default_rng(7))
     g = out.guarantee
     assert (g.epsilon, g.delta, g.neighbouring, g.exact) == (0.9, 0.0, "replace-one-row", True)
-    assert out.info["epsilon_per_step"] == pytest.approx([0.3, 0.3, 0.3])
-    assert sum(out.info["epsilon_per_step"]) == pytest.approx(0.9)
+    assert out.release["epsilon_per_step"] == pytest.approx([0.3, 0.3, 0.3])
+    assert sum(out.release["epsilon_per_step"]) == pytest.approx(0.9)
     A = X.T @ X / X.shape[0]
-    assert out.info["concentration"] == pytest.approx(X.shape[0] * 0.15 * np.linalg.eigvalsh(A)[-1])
+    assert out.diagnostics["concentration"] == pytest.approx(X.shape[0] * 0.15 * np.linalg.eigvalsh(A)[-1])
     V = out.components
     assert np.abs(V.T @ V - np.eye(3)).max() < 1e-10
     out2 = ppca_iterative(X, 3, epsilon=0.9, rng=np.random.default_rng(7))

@@ -51,7 +51,7 @@ def test_single_pass_rows_and_chunks():
         s = OnePass(X, chunk)
         out = private_sketch(s, 1, rng=np.random.default_rng(1), epsilon=1.0, delta=1e-5)
         assert s.used and s.served == (300 if chunk is None else math.ceil(300 / 37))
-        assert out.info["n_rows"] == 300
+        assert out.diagnostics["n_rows"] == 300
         with pytest.raises(RuntimeError):
             iter(s).__next__()
     # a plain generator works too (consumed once)
@@ -103,14 +103,14 @@ def test_lift_noise_empirical():
     d, k = 60, 2
     eps, delta = 1.0, 1e-5
     out = private_sketch(np.zeros((10, d)), k, rng=rng, epsilon=eps, delta=delta)
-    w = out.info["lift"]
-    assert out.info["noise_scale"] == w == pytest.approx(private_sketch_lift(eps, delta, 12))
+    w = out.release["lift"]
+    assert out.release["noise_scale"] == w == pytest.approx(private_sketch_lift(eps, delta, 12))
     s = GaussianRowSketch(d, 12, np.random.default_rng(6))
     s.update(np.zeros((10, d)))
     s.lift(w)
     assert np.std(s.Z) == pytest.approx(w, rel=0.10)
     edge = ((math.sqrt(d) + math.sqrt(12)) ** 2 / 12 - 1) * w ** 2
-    assert np.all(out.info["projected_eigenvalues"] < 1.3 * edge)
+    assert np.all(out.release["projected_eigenvalues"] < 1.3 * edge)
 
 
 def test_output_shape_guarantee_and_utility():
@@ -127,8 +127,21 @@ def test_output_shape_guarantee_and_utility():
     np.testing.assert_allclose(V.T @ V, np.eye(2), atol=1e-10)
     assert projector_distance(V, top_k_eigenvectors(X.T @ X, 2)) < 0.2
     g = out.guarantee
-    assert g.neighbouring == "add-remove-one-row" and not g.exact
+    assert g.neighbouring == "add-remove-one-row" and not g.exact and g.status == "unverified constants"
     assert g.epsilon == 1e4 and g.delta == 1e-5
+
+
+def test_release_does_not_reveal_n():
+    """Under add/remove n is not public: the release must be the same function of (ε, δ, r) for
+    any n, and n itself is a diagnostic only."""
+    rng = np.random.default_rng(9)
+    outs = {n: private_sketch(spiked(n, 6, 1, rng)[0], 1, rng=rng, epsilon=1.0, delta=1e-5) for n in (20, 2000)}
+    for key in ("lift", "noise_scale", "sketch_size"):
+        assert outs[20].release[key] == outs[2000].release[key]
+    for n, out in outs.items():
+        assert out.diagnostics["n_rows"] == n
+        assert n not in [v for v in out.release.values() if isinstance(v, int)]
+        assert set(out.release) == {"status", "lift", "noise_scale", "sketch_size", "projected_eigenvalues"}
 
 
 def test_bad_inputs():
@@ -137,7 +150,7 @@ def test_bad_inputs():
     with pytest.raises(PrivacyInputError):
         private_sketch(X * 3, 1, rng=rng, epsilon=1.0, delta=1e-5)
     out = private_sketch(X * 3, 1, rng=rng, epsilon=1.0, delta=1e-5, clip=True)
-    assert out.info["n_clipped"] > 0
+    assert out.diagnostics["n_clipped"] > 0
     bad = X.copy(); bad[5, 2] = np.nan
     with pytest.raises(PrivacyInputError):
         private_sketch(bad, 1, rng=rng, epsilon=1.0, delta=1e-5)

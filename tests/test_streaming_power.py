@@ -41,7 +41,7 @@ def test_consumes_fresh_blocks_once():
     s = CountingStream(X)
     out = streaming_power(s, 2, rng=rng, block_size=100, iterations=5)
     assert s.passes == 1 and s.taken == 500
-    assert out.info["samples_used"] == 500 and out.info["iterations"] == 5
+    assert out.release["samples_used"] == 500 and out.release["iterations"] == 5
     assert out.guarantee.neighbouring == "none" and math.isinf(out.guarantee.epsilon)
     V = out.components
     assert V.shape == (8, 2)
@@ -53,7 +53,7 @@ def test_recovers_spiked_subspace():
     rng = np.random.default_rng(1)
     sampler, U = make_spiked(20, 2, 3.0, 0.5, rng)
     out = streaming_power(sampler(5000, rng), 2, rng=rng, block_size=500)
-    assert out.info["iterations"] == 10
+    assert out.release["iterations"] == 10
     assert projector_distance(out.components, U) < 0.15
 
 
@@ -80,7 +80,7 @@ def test_private_variant_noise_scale_and_guarantee():
     d, k = 60, 4
     rng = np.random.default_rng(3)
     out = streaming_power(np.zeros((B, d)), k, rng=rng, block_size=B, epsilon=eps, delta=delta)
-    assert out.info["noise_scale"] == pytest.approx(sig)
+    assert out.release["noise_scale"] == pytest.approx(sig)
     assert out.guarantee.epsilon == eps and out.guarantee.neighbouring == "replace-one-row"
     # replay: same seed -> X0 then the noise draw of block 1
     r2 = np.random.default_rng(3)
@@ -99,7 +99,7 @@ def test_private_variant_needs_unit_rows():
     with pytest.raises(PrivacyInputError):
         streaming_power(X, 1, rng=rng, block_size=100, epsilon=1.0, delta=1e-6)
     out = streaming_power(X, 1, rng=rng, block_size=100, epsilon=1.0, delta=1e-6, clip=True)
-    assert out.info["n_clipped"] > 0
+    assert out.diagnostics["n_clipped"] > 0
 
 
 def test_bad_inputs():
@@ -120,7 +120,7 @@ def test_bad_inputs():
         streaming_power(X, 1, rng=rng, block_size=50, epsilon=0.0)
     # chunks in an iterator work and are regrouped into blocks
     out = streaming_power((X[i:i + 30] for i in range(0, 100, 30)), 1, rng=rng, block_size=25)
-    assert out.info["iterations"] == 4
+    assert out.release["iterations"] == 4
 
 
 def test_prepared_data_is_read_as_its_rows():
@@ -130,4 +130,4 @@ def test_prepared_data_is_read_as_its_rows():
     X /= np.linalg.norm(X, axis=1).max()
     a = streaming_power(X, 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5)
     b = streaming_power(PreparedData(X), 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5)
-    assert np.array_equal(a.components, b.components) and b.info["iterations"] == 3
+    assert np.array_equal(a.components, b.components) and b.release["iterations"] == 3

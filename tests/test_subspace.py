@@ -76,13 +76,13 @@ def test_exact_recovers_planted_subspace():
     X, U = planted_exact(n, 5, k, rng, n_adv=1)
     for seed in range(3):
         out = subspace_exact(X, k, rng=np.random.default_rng(seed), epsilon=eps, delta=delta, ell=1)
-        assert out.info["status"] == "ok"
+        assert out.release["status"] == "ok"
         assert out.components.shape == (5, 2)
         np.testing.assert_allclose(out.components.T @ out.components, np.eye(2), atol=1e-10)
         assert projector_distance(out.components, U) < 1e-6
     assert out.guarantee.neighbouring == "replace-one-row"
     assert out.guarantee.epsilon == eps and out.guarantee.delta == delta
-    assert out.info["top_score"] >= n - 2 * 1  # Lemma 4.3
+    assert out.diagnostics["top_score"] >= n - 2 * 1  # Lemma 4.3
 
 
 def test_exact_null_on_general_position_data():
@@ -92,7 +92,7 @@ def test_exact_null_on_general_position_data():
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     out = subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3)
     assert out.components is None
-    assert out.info["status"] == "bottom" and out.info["bottom"] is True
+    assert out.release["status"] == "bottom" and out.release["bottom"] is True
 
 
 def test_exact_too_few_samples_gives_null():
@@ -100,7 +100,7 @@ def test_exact_too_few_samples_gives_null():
     rng = np.random.default_rng(3)
     X, _ = planted_exact(12, 5, 2, rng)
     out = subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3)
-    assert out.components is None and out.info["status"] == "bottom"
+    assert out.components is None and out.release["status"] == "bottom"
 
 
 def test_exact_too_large_raises():
@@ -109,7 +109,7 @@ def test_exact_too_large_raises():
     with pytest.raises(PrivacyInputError, match="max_candidates"):
         subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
     out = subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="bottom")
-    assert out.components is None and out.info["status"] == "bottom" and "too many" in out.info["reason"]
+    assert out.components is None and out.release["status"] == "bottom" and "too many" in out.release["reason"]
     with pytest.raises(PrivacyInputError, match="too_many"):
         subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="nope")
 
@@ -127,7 +127,7 @@ def test_exact_bad_inputs():
     with pytest.raises(PrivacyInputError):
         subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3)
     out = subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3, clip=True)
-    assert out.info["n_clipped"] == 20
+    assert out.diagnostics["n_clipped"] == 20
     with pytest.raises(PrivacyInputError):
         subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
     with pytest.raises(PrivacyInputError):
@@ -164,8 +164,10 @@ def test_histogram_noise_scale_empirical():
     for s in range(400):
         out = subspace_approx(X, 2, rng=np.random.default_rng(s), epsilon=1.0, delta=1e-3, gamma=0.01,
                               C0=8, C1=1, C2=1)
-        assert out.info["n_nonempty_cells"] == 1
-        diffs.append(out.info["best_noisy_count"] - out.info["max_true_count"])
+        assert out.diagnostics["n_nonempty_cells"] == 1
+        # the noisy count is released; the true count and the number of cells are not
+        assert "max_true_count" not in out.release and "n_nonempty_cells" not in out.release
+        diffs.append(out.release["best_noisy_count"] - out.diagnostics["max_true_count"])
     assert np.std(diffs) == pytest.approx(math.sqrt(2) * 2.0, rel=0.2)
 
 
@@ -196,14 +198,14 @@ def test_approx_bottom_without_gap():
     X /= np.linalg.norm(X, axis=1).max()
     out = subspace_approx(X, 2, rng=rng, epsilon=1.0, delta=1e-5, gamma=0.01)
     assert out.components is None
-    assert out.info["status"] == "bottom" and out.info["bottom"] is True
+    assert out.release["status"] == "bottom" and out.release["bottom"] is True
 
 
 def test_approx_too_few_samples_bottom():
     rng = np.random.default_rng(8)
     X, _ = gaussian_gap(50, 10, 2, 1e-4, rng)
     out = subspace_approx(X, 2, rng=rng, epsilon=1.0, delta=1e-5, gamma=0.01)
-    assert out.components is None and "too few samples" in out.info["reason"]
+    assert out.components is None and "too few samples" in out.release["reason"]
 
 
 def test_approx_bad_inputs():
