@@ -84,6 +84,13 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
     assert ((mine.q_F > 0) & (mine.q_F <= mine.q_F_opt + 1e-12)).all()
     assert mine.components_sha256.nunique() == 4   # four different releases (two seeds x two n)
 
+    # a stored run of the outside mechanism re-runs bit for bit (the record holds the resolved _target_)
+    rid = mine.sort_values("n").record_id.iloc[-1]
+    rerun = subprocess.run([sys.executable, "run.py", f"results_dir={results}", f"+rerun={rid}", "quiet=true"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert json.loads(rerun.stdout.strip().splitlines()[-1])["reproduced"] is True
+
     out = tmp_path / "fig"
     plot = subprocess.run([sys.executable, "examples/my_mechanism/plot.py", "--results", str(results),
                            "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
