@@ -153,13 +153,15 @@ def _check_guarantee(g: Any) -> str | None:
 def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon: float = 1.0,
                     delta: float = 1e-5, params: dict | None = None, n: int = 60, d: int = 5, k: int = 2,
                     seed: int = 0, audit: bool = True, audit_trials: int = 2000,
-                    audit_confidence: float = 0.95) -> ContractReport:
+                    audit_confidence: float = 0.95, audit_time_budget: float = 30.0) -> ContractReport:
     """Run the contract (module docstring) on ``mechanism`` and return a :class:`ContractReport`.
 
     ``mechanism``: a callable, a registry name, or ``"module:function"``.  ``epsilon``/``delta`` are
     passed when the function takes them; ``params`` are further keyword arguments.  The functional
     checks use ``n x d`` Gaussian data with a decaying spectrum and largest row norm 1, rank ``k``.  ``audit_trials`` runs per dataset
-    for the audit (``audit=False`` leaves it out; it is then reported as skipped).
+    for the audit (``audit=False`` leaves it out; it is then reported as skipped); a search audit also
+    gets ``trials // 10`` calibration runs per candidate, 4 random designs and ``audit_time_budget``
+    seconds of calibration.
     """
     name, fn = _resolve(mechanism)
     report = ContractReport(name)
@@ -279,11 +281,12 @@ def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon:
     if not audit:
         add(CheckResult("audit", "skipped", "audit=False"))
     else:
-        _audit(report, fn, kwargs, audit_trials, audit_confidence, seed)
+        _audit(report, fn, kwargs, audit_trials, audit_confidence, seed, audit_time_budget)
     return report
 
 
-def _audit(report: ContractReport, fn: Callable, kwargs: dict, trials: int, confidence: float, seed: int) -> None:
+def _audit(report: ContractReport, fn: Callable, kwargs: dict, trials: int, confidence: float, seed: int,
+           time_budget: float) -> None:
     try:
         audit_module = importlib.import_module("experiments.audit")
     except Exception as exc:  # noqa: BLE001 - a missing or broken audit package is reported
@@ -301,7 +304,10 @@ def _audit(report: ContractReport, fn: Callable, kwargs: dict, trials: int, conf
                                                                f"({', '.join(SEARCH_AUDIT_NAMES)}) nor audit_mechanism"))
         return
     sig = inspect.signature(audit_fn).parameters
-    options = {"trials": int(trials), "seed": int(seed), "confidence": float(confidence)}
+    # a small budget: the search's calibration phase and random designs are cut down too, and it
+    # stops calibrating after ``time_budget`` seconds (passed only to audits that take them)
+    options = {"trials": int(trials), "seed": int(seed), "confidence": float(confidence),
+               "calibration_trials": max(100, int(trials) // 10), "n_random": 4, "time_budget": float(time_budget)}
     call = {key: value for key, value in options.items() if key in sig}
     for key in ("epsilon", "delta"):
         if key in kwargs:

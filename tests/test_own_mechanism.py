@@ -56,7 +56,8 @@ def test_my_gauss_noise_is_enough_for_the_claim(my_gauss_module, epsilon, delta)
 def test_my_gauss_keeps_the_contract(my_gauss_module):
     from experiments.contract import check_mechanism
 
-    report = check_mechanism(my_gauss_module.my_gauss, epsilon=0.5, delta=1e-5, audit_trials=1000)
+    report = check_mechanism(my_gauss_module.my_gauss, epsilon=0.5, delta=1e-5, audit_trials=1000,
+                             audit_time_budget=10)
     report.raise_if_failed()
     assert report.status_of("audit") in {"passed", "skipped"}
 
