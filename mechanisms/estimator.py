@@ -1,15 +1,28 @@
-"""scikit-learn estimator wrapping any mechanism, so a private PCA drops into a Pipeline."""
+"""scikit-learn estimator wrapping any mechanism, so a private PCA drops into a Pipeline.
+
+:class:`PrivatePCA` passes scikit-learn's own conformance suite
+(``sklearn.utils.estimator_checks``; see ``tests/test_sklearn_checks.py``).  Input is validated
+with scikit-learn's :func:`~sklearn.utils.validation.validate_data`, so shape, dtype, NaN/inf,
+sparse and feature-count errors read as scikit-learn users expect; the privacy-specific checks
+(row norms, ε, δ) stay in :mod:`mechanisms._base` and keep their own messages.
+"""
 
 from __future__ import annotations
 
 import inspect
 from numbers import Integral
+from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import get_mechanism
+from ._base import MechanismOutput, check_data
+
+#: keys of a legacy ``MechanismOutput.info`` that are part of the release rather than diagnostics
+#: (``status``: "ok" / "bottom" is what a ⊥-capable mechanism publishes).
+_RELEASED_INFO_KEYS = ("status",)
 
 
 def as_generator(random_state) -> np.random.Generator:
@@ -23,70 +36,170 @@ def as_generator(random_state) -> np.random.Generator:
     raise ValueError(f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}")
 
 
-class PrivatePCA(TransformerMixin, BaseEstimator):
+def split_output(out: MechanismOutput) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(release, diagnostics)`` of a mechanism output, whichever fields the mechanism fills.
+
+    The release is ``out.release`` plus the status (⊥ or not), which the guarantee covers.
+    Everything else is a diagnostic (NOT private): ``out.diagnostics`` and, for mechanisms not
+    yet migrated to the two-part output, every field of the legacy ``out.info`` except ``status``.
+    """
+    release = {"status": out.status, **dict(out.release)}
+    diagnostics = {key: value for key, value in dict(out.info).items() if key not in _RELEASED_INFO_KEYS}
+    diagnostics.update(out.diagnostics)
+    return release, diagnostics
+
+
+class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Differentially private PCA as a scikit-learn transformer.
 
     Parameters
     ----------
     mechanism : config name of the mechanism (``"ppca"``, ``"mod_sulq"``, ...; see
-        :data:`mechanisms.MECHANISMS`).
-    n_components : the rank k.
-    epsilon, delta : privacy parameters, passed to mechanisms that take them.
-    clip : scale rows with norm above 1 back onto the unit ball instead of refusing them
-        (the exact number clipped is a diagnostic, not exposed here).
+        :data:`mechanisms.MECHANISMS`), or any callable ``f(X, k, *, rng, clip, **params) ->
+        MechanismOutput`` (e.g. your own mechanism, docs/own_mechanism.md).
+    n_components : the rank k, ``1 <= k < n_features``.
+    epsilon, delta : privacy parameters, passed to mechanisms that take them (``delta`` is
+        required by the (ε, δ) mechanisms and refused by none; ``None`` means "not given").
+    row_norm_bound : PUBLIC bound B on the L2 norm of one row (default 1, the papers' setting).
+        The mechanism runs on ``X / B``; its guarantee holds for neighbouring datasets whose rows
+        have norm at most B.  Choose B without looking at the data (e.g. from the data's known
+        range); a B computed from the data (such as its largest row norm) is not private.
+    clip : rows with norm above ``row_norm_bound``: refuse them (``False``, the default: the error
+        names the largest row) or scale them back onto the ball (``True``).  Clipping is
+        row-wise 1-Lipschitz, so the guarantee still holds; that it was on is recorded in the
+        (public) parameters, how many rows it changed only in ``diagnostics_`` (that count is an
+        exact statistic of the data).
     mechanism_params : extra keyword arguments for the mechanism (e.g. ``{"iterations": 2000}``).
+    keep_diagnostics : keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).
     random_state : None, int, ``numpy.random.Generator`` or ``RandomState``.
 
-    Like the JMLR paper, the data are *not* centred: the subspace is that of the
-    second-moment matrix XᵀX/n, and ``transform`` is ``X @ components_.T``.
-    Centring would use the data's mean, which is not private.
+    Like the JMLR paper (Chaudhuri, Sarwate & Sinha 2013, eq. (1)), the data are *not* centred:
+    the subspace is that of the second-moment matrix XᵀX/n, and ``transform`` is
+    ``X @ components_.T``.  Centring would use the data's mean, which is not private.
+
+    Privacy of model selection: every ``fit`` spends the privacy budget once on the data it sees.
+    A ``GridSearchCV`` over m parameter settings with c folds fits m·c times (plus a refit) on
+    overlapping data, so by basic composition the whole search is about (m·c + 1)·ε-DP, not ε-DP.
+    Tune on public or held-out data, or account for the composition.
 
     Attributes
     ----------
-    components_ : (n_components, n_features) orthonormal rows.
-    guarantee_ : :class:`mechanisms.PrivacyGuarantee` of the fit.
-    release_ : the mechanism's release fields (status, noise scale, sampler, ...: covered by the
-        guarantee).  Diagnostics (exact data statistics, not private) are not exposed.
+    components_ : (n_components, n_features) orthonormal rows: the released subspace.
+    n_components_ : the rank of the fitted subspace.
+    guarantee_ : :class:`mechanisms.PrivacyGuarantee` of the fit (ε, δ, neighbouring relation).
+    release_ : dict, what the guarantee covers besides ``components_`` (at least ``status``).
+    diagnostics_ : dict, only with ``keep_diagnostics=True``.  NOT private: exact statistics of
+        the data (e.g. ``n_clipped``), sampler internals, noise scales, timings.  For the
+        experimenter only; never publish it beside the release.
+    n_features_in_, feature_names_in_ : as in every scikit-learn estimator.
     """
 
-    def __init__(self, mechanism: str = "ppca", n_components: int = 2, *, epsilon: float = 1.0,
-                 delta: float | None = None, clip: bool = False, mechanism_params: dict | None = None,
+    def __init__(self, mechanism: str | Callable[..., MechanismOutput] = "ppca", n_components: int = 2, *,
+                 epsilon: float = 1.0, delta: float | None = None, row_norm_bound: float = 1.0,
+                 clip: bool = False, mechanism_params: dict | None = None, keep_diagnostics: bool = False,
                  random_state=None):
         self.mechanism = mechanism
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
+        self.row_norm_bound = row_norm_bound
         self.clip = clip
         self.mechanism_params = mechanism_params
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
+    # -- scikit-learn metadata -------------------------------------------------------------------
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Stated explicitly (they are the defaults): NaN/inf and sparse input are refused.
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        # k < d, so at least two features: validate_data(ensure_min_features=2) says so.
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        # Deterministic given an int random_state (same seed, same release): the checks that
+        # refit and compare (check_fit_idempotent, ...) apply and are run, not skipped.
+        tags.non_deterministic = False
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width for ``get_feature_names_out`` (ClassNamePrefixFeaturesOutMixin)."""
+        return self.components_.shape[0]
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _mechanism_function(self) -> tuple[str, Callable[..., MechanismOutput]]:
+        if callable(self.mechanism):
+            name = getattr(self.mechanism, "__name__", None) or type(self.mechanism).__name__
+            return name, self.mechanism
+        return str(self.mechanism), get_mechanism(self.mechanism)
+
+    def _check_n_components(self, n_features: int) -> int:
+        k = self.n_components
+        if isinstance(k, bool) or not isinstance(k, (Integral, np.integer)):
+            raise ValueError(f"n_components must be an integer, got {k!r}")
+        if not 1 <= int(k) < n_features:
+            raise ValueError(f"n_components must satisfy 1 <= n_components < n_features = {n_features}, "
+                             f"got {k}")
+        return int(k)
+
+    def _check_row_norm_bound(self) -> float:
+        try:
+            bound = float(self.row_norm_bound)
+        except (TypeError, ValueError):
+            raise ValueError(f"row_norm_bound must be a number, got {self.row_norm_bound!r}") from None
+        if not np.isfinite(bound) or bound <= 0:
+            raise ValueError(f"row_norm_bound must be a finite number > 0, got {self.row_norm_bound!r}")
+        return bound
+
+    # -- fit / transform -------------------------------------------------------------------------
+
     def fit(self, X, y=None):
-        func = get_mechanism(self.mechanism)
+        """Release a private k-dimensional subspace of ``X`` (``y`` is ignored)."""
+        name, func = self._mechanism_function()
+        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, ensure_min_features=2)
+        k = self._check_n_components(X.shape[1])
+        bound = self._check_row_norm_bound()
+        # Privacy check (rows of norm <= B), with the project's message; then scale onto the unit ball.
+        X, n_clipped = check_data(X, row_norm_bound=bound, clip=bool(self.clip))
+        X = X / bound
         accepted = inspect.signature(func).parameters
         kwargs = dict(self.mechanism_params or {})
         if "epsilon" in accepted:
             kwargs["epsilon"] = self.epsilon
         if "delta" in accepted:
             if self.delta is None:
-                raise ValueError(f"mechanism {self.mechanism!r} needs delta")
+                raise ValueError(f"mechanism {name!r} needs delta")
             kwargs["delta"] = self.delta
-        out = func(X, self.n_components, rng=as_generator(self.random_state), clip=self.clip, **kwargs)
+        out = func(X, k, rng=as_generator(self.random_state), clip=bool(self.clip), **kwargs)
+        release, diagnostics = split_output(out)
         if out.components is None:
-            raise RuntimeError(f"mechanism {self.mechanism!r} returned no subspace (status {out.status!r}: "
-                               f"{out.release.get('reason', 'no reason given')})")
-        self.components_ = np.ascontiguousarray(out.components.T)
+            # Only the released status goes into the message: diagnostics are not private.
+            raise RuntimeError(f"mechanism {name!r} returned no subspace (status {release['status']!r}); "
+                               f"the answer ⊥ cannot be used to transform data")
+        self.components_ = np.ascontiguousarray(np.asarray(out.components, dtype=np.float64).T)
+        self.n_components_ = self.components_.shape[0]
         self.guarantee_ = out.guarantee
-        self.release_ = out.release
-        self.n_features_in_ = self.components_.shape[1]
+        self.release_ = release
+        if self.keep_diagnostics:
+            diagnostics["n_clipped"] = int(n_clipped)
+            self.diagnostics_ = diagnostics
+        elif hasattr(self, "diagnostics_"):
+            del self.diagnostics_  # from an earlier fit with keep_diagnostics=True
         return self
 
     def transform(self, X):
+        """Project onto the released subspace: ``X @ components_.T`` (no centring)."""
         check_is_fitted(self, "components_")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
+        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
         return X @ self.components_.T
 
-    def inverse_transform(self, Z):
+    def inverse_transform(self, X):
+        """Map scores back to feature space: ``X @ components_``."""
         check_is_fitted(self, "components_")
-        return np.asarray(Z, dtype=np.float64) @ self.components_
+        Z = check_array(X, accept_sparse=False, dtype=np.float64)
+        if Z.shape[1] != self.n_components_:
+            raise ValueError(f"X has {Z.shape[1]} features, but {type(self).__name__}.inverse_transform "
+                             f"expects {self.n_components_} (n_components_)")
+        return Z @ self.components_

@@ -1,17 +1,29 @@
+"""PrivatePCA as a scikit-learn user expects a decomposition to behave, and what it exposes.
+
+The conformance suite itself is in tests/test_sklearn_checks.py.
+"""
+
+import pickle
+
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-from mechanisms.estimator import PrivatePCA
+from mechanisms import MechanismOutput, PrivacyGuarantee, PrivacyInputError
+from mechanisms.estimator import PrivatePCA, split_output
 
 
 def test_estimator_api(small_data):
     est = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(small_data)
     assert est.components_.shape == (3, 8)
+    assert est.n_components_ == 3
     assert np.allclose(est.components_ @ est.components_.T, np.eye(3), atol=1e-10)
     Z = est.transform(small_data)
     assert Z.shape == (small_data.shape[0], 3)
+    assert np.allclose(est.inverse_transform(Z), Z @ est.components_)
     assert est.guarantee_.epsilon == 1.0 and est.guarantee_.neighbouring == "replace-one-row"
     again = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(small_data)
     assert np.array_equal(est.components_, again.components_)
@@ -34,7 +46,196 @@ def test_estimator_unknown_mechanism(small_data):
         PrivatePCA("nope").fit(small_data)
 
 
-def test_estimator_get_params_clone(small_data):
-    from sklearn.base import clone
-    est = PrivatePCA("random", n_components=2, random_state=3)
-    assert clone(est).get_params()["random_state"] == 3
+def test_clone_keeps_parameters_and_drops_fit(small_data):
+    est = PrivatePCA("analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, row_norm_bound=2.0, clip=True,
+                     mechanism_params={"neighbouring": "replace-one-row"}, keep_diagnostics=True,
+                     random_state=3).fit(small_data)
+    copy = clone(est)
+    assert copy.get_params() == est.get_params()
+    assert copy.get_params()["mechanism_params"] is not est.mechanism_params  # deep-copied
+    assert not hasattr(copy, "components_")
+
+
+def test_feature_names_and_pandas_output(small_data):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(small_data, columns=[f"f{i}" for i in range(8)])
+    est = PrivatePCA("ppca", n_components=2, epsilon=1.0, random_state=0,
+                     mechanism_params={"iterations": 50, "n_chains": 1, "warn": False})
+    est.set_output(transform="pandas").fit(frame)
+    assert list(est.feature_names_in_) == list(frame.columns)
+    assert list(est.get_feature_names_out()) == ["privatepca0", "privatepca1"]
+    out = est.transform(frame)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == ["privatepca0", "privatepca1"]
+    assert np.allclose(out.to_numpy(), small_data @ est.components_.T)
+    with pytest.raises(ValueError, match="feature names"):
+        est.transform(frame.rename(columns={"f0": "other"}))
+
+
+def test_grid_search_over_n_components(small_data):
+    """GridSearchCV clones and refits through the pipeline and picks among the declared grid.
+
+    The labels depend on the second coordinate only; the data's top principal direction is the
+    first coordinate (variance 5 against 3), so non-private k = 1 keeps almost nothing of the label
+    and k = 2 keeps it: the search must choose k = 2 (k = 1 scores about 0.5, k = 2 above 0.9).
+    """
+    y = (small_data[:, 1] > 0).astype(int)
+    pipe = make_pipeline(PrivatePCA("pca", random_state=0), LinearSVC())
+    search = GridSearchCV(pipe, {"privatepca__n_components": [1, 2]}, cv=3).fit(small_data, y)
+    assert search.best_params_ == {"privatepca__n_components": 2}
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[0] < 0.7 < 0.9 < scores[1]
+    assert search.best_estimator_[0].n_components_ == 2
+
+
+def test_pickle_round_trip(small_data):
+    est = PrivatePCA("analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, random_state=0).fit(small_data)
+    back = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(back.transform(small_data), est.transform(small_data))
+
+
+# -- validation: scikit-learn's messages for generic errors, the project's for privacy ones -------
+
+SKLEARN_ERRORS = [
+    (np.array([[np.nan, 0.1, 0.0], [0.1, 0.1, 0.0]]), 1, ValueError, "Input X contains NaN"),
+    (np.array([[np.inf, 0.1, 0.0], [0.1, 0.1, 0.0]]), 1, ValueError, "Input X contains infinity"),
+    (np.zeros((0, 3)), 1, ValueError, r"0 sample\(s\)"),
+    (np.array([0.1, 0.2, 0.3]), 1, ValueError, "Reshape your data"),
+    (np.array([[1 + 1j, 0.0, 0.0]]), 1, ValueError, "Complex data not supported"),
+    (np.full((4, 1), 0.1), 1, ValueError, r"1 feature\(s\) \(shape=\(4, 1\)\) while a minimum of 2"),
+    (np.full((4, 3), 0.1), 0, ValueError, "n_components must satisfy 1 <= n_components < n_features = 3"),
+    (np.full((4, 3), 0.1), 3, ValueError, "n_components must satisfy"),
+    (np.full((4, 3), 0.1), 1.5, ValueError, "n_components must be an integer"),
+]
+
+
+@pytest.mark.parametrize("X,k,error,message", SKLEARN_ERRORS)
+def test_generic_bad_input_reads_like_scikit_learn(X, k, error, message):
+    with pytest.raises(error, match=message):
+        PrivatePCA("mod_sulq", n_components=k, delta=0.01, random_state=0).fit(X)
+
+
+def test_sparse_input_refused_by_scikit_learn():
+    sp = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match="Sparse data was passed"):
+        PrivatePCA("mod_sulq", n_components=1, delta=0.01).fit(sp.csr_matrix(np.eye(3) * 0.5))
+
+
+def test_transform_validates_like_scikit_learn(small_data):
+    est = PrivatePCA("pca", n_components=2).fit(small_data)
+    with pytest.raises(ValueError, match="X has 3 features, but PrivatePCA is expecting 8"):
+        est.transform(small_data[:, :3])
+    bad = small_data.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        est.transform(bad)
+    with pytest.raises(ValueError, match="Reshape your data"):
+        est.transform(small_data[0])
+    with pytest.raises(ValueError, match="expects 2"):
+        est.inverse_transform(np.zeros((3, 5)))
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
+    ({"epsilon": "abc"}, "epsilon must be a number"),
+    ({"delta": 1.5}, r"delta must lie in \(0, 1\)"),
+])
+def test_privacy_parameters_keep_their_messages(small_data, params, message):
+    est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).set_params(**params)
+    with pytest.raises(PrivacyInputError, match=message):
+        est.fit(small_data)
+
+
+@pytest.mark.parametrize("bound", [0.0, -1.0, float("inf"), "x"])
+def test_bad_row_norm_bound_refused(small_data, bound):
+    with pytest.raises(ValueError, match="row_norm_bound must be"):
+        PrivatePCA("pca", row_norm_bound=bound).fit(small_data)
+
+
+# -- row norms: refuse, clip (recorded) or declare a public bound ---------------------------------
+
+def test_rows_above_the_bound_refused_by_default_and_named(small_data):
+    X = small_data.copy()
+    X[7] *= 3 / np.linalg.norm(X[7])
+    with pytest.raises(PrivacyInputError, match=r"1 row\(s\) have L2 norm above the bound 1(\.0)? .*row 7, norm 3\)"):
+        PrivatePCA("mod_sulq", n_components=2, delta=0.01).fit(X)
+
+
+def test_clipping_is_recorded_only_in_diagnostics(small_data):
+    X = small_data.copy()
+    X[:5] *= 4                          # the largest row of small_data has norm 1: these 5 are now > 1
+    n_over = int(np.sum(np.linalg.norm(X, axis=1) > 1))
+    assert n_over >= 5
+    est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, clip=True, keep_diagnostics=True,
+                     random_state=0).fit(X)
+    assert est.diagnostics_["n_clipped"] == n_over
+    assert "n_clipped" not in est.release_
+    # the clipped fit is the fit on the clipped data
+    clipped = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    ref = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).fit(clipped)
+    assert np.allclose(est.components_, ref.components_, atol=1e-12)
+
+
+def test_public_row_norm_bound_scales_the_data(small_data):
+    """Rows bounded by B = 10: the fit is the unit-bound fit on X / 10 (same seed, same release)."""
+    X = small_data * 10
+    est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, row_norm_bound=10.0, random_state=0).fit(X)
+    ref = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).fit(small_data)
+    assert np.allclose(est.components_, ref.components_, atol=1e-12)
+    assert est.guarantee_ == ref.guarantee_
+    with pytest.raises(PrivacyInputError, match="norm above the bound 5"):
+        PrivatePCA("mod_sulq", n_components=2, delta=0.01, row_norm_bound=5.0).fit(X)
+
+
+# -- release versus diagnostics --------------------------------------------------------------------
+
+def test_only_the_release_is_exposed_by_default(small_data):
+    est = PrivatePCA("ppca", n_components=2, epsilon=1.0, random_state=0,
+                     mechanism_params={"iterations": 50, "n_chains": 2, "warn": False}).fit(small_data)
+    assert est.release_["status"] == "ok"
+    assert not hasattr(est, "diagnostics_") and not hasattr(est, "info_")
+    # PPCA's Bingham concentration n·ε/2·λ₁ is an exact data statistic: a diagnostic only
+    assert "concentration" not in est.release_
+    est.set_params(keep_diagnostics=True).fit(small_data)
+    assert "concentration" in est.diagnostics_ and "n_clipped" in est.diagnostics_
+    est.set_params(keep_diagnostics=False).fit(small_data)
+    assert not hasattr(est, "diagnostics_")      # a refit does not leave the old diagnostics behind
+    assert "diagnostics_ : dict, only with ``keep_diagnostics=True``. NOT private" in " ".join(
+        PrivatePCA.__doc__.split())
+
+
+def _fake(components, *, info=None, release=None, diagnostics=None):
+    def mechanism(X, k, *, rng, clip=False, epsilon):
+        return MechanismOutput(components, PrivacyGuarantee(epsilon, 0.0, "replace-one-row"),
+                               info=dict(info or {}), release=dict(release or {}),
+                               diagnostics=dict(diagnostics or {}))
+    return mechanism
+
+
+def test_split_output_legacy_info_is_diagnostic():
+    V = np.eye(3)[:, :1]
+    legacy = _fake(V, info={"status": "ok", "noise_scale": 0.3, "true_max": 17})(None, 1, rng=None, epsilon=1.0)
+    release, diagnostics = split_output(legacy)
+    assert release == {"status": "ok"}
+    assert diagnostics == {"noise_scale": 0.3, "true_max": 17}
+    new = _fake(V, release={"noisy_count": 4.2}, diagnostics={"true_count": 4})(None, 1, rng=None, epsilon=1.0)
+    release, diagnostics = split_output(new)
+    assert release == {"status": "ok", "noisy_count": 4.2}
+    assert diagnostics == {"true_count": 4}
+
+
+@pytest.mark.parametrize("fields", [{"info": {"status": "bottom", "true_max": 123456}},
+                                    {"release": {"status": "bottom"}, "diagnostics": {"true_max": 123456}}])
+def test_bottom_error_message_has_no_diagnostics(small_data, fields):
+    est = PrivatePCA(_fake(None, **fields), n_components=2, keep_diagnostics=True)
+    with pytest.raises(RuntimeError) as err:
+        est.fit(small_data)
+    assert "bottom" in str(err.value) and "123456" not in str(err.value) and "true_max" not in str(err.value)
+
+
+def test_callable_mechanism(small_data):
+    V = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 2)))[0]
+    est = PrivatePCA(_fake(V, diagnostics={"secret": 1}), n_components=2, epsilon=0.7).fit(small_data)
+    assert np.array_equal(est.components_, V.T)
+    assert est.guarantee_.epsilon == 0.7
+    assert est.release_ == {"status": "ok"}

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechanisms import PrivacyInputError
+from mechanisms import PrivacyInputError, get_mechanism
 from mechanisms.estimator import PrivatePCA
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,8 +83,12 @@ BAD = [
 @pytest.mark.parametrize("name", sorted(GENERIC))
 @pytest.mark.parametrize("X,k,message", BAD)
 def test_bad_data_refused_by_every_mechanism(name, X, k, message):
+    """The mechanism functions themselves refuse bad input (PrivatePCA validates first with
+    scikit-learn's own messages: tests/test_estimator.py)."""
+    params = dict(GENERIC[name])
+    params.update(params.pop("mechanism_params", {}))
     with pytest.raises(PrivacyInputError, match=message):
-        estimator(name, k, 0).fit(X)
+        get_mechanism(name)(X, k, rng=np.random.default_rng(0), **params)
 
 
 @pytest.mark.parametrize("name", sorted(set(GENERIC) - {"pca", "random"}))
@@ -105,8 +109,11 @@ def test_bad_delta_refused(name, delta):
 
 def test_sparse_input_refused_by_estimator():
     sp = pytest.importorskip("scipy.sparse")
-    with pytest.raises(PrivacyInputError, match="sparse"):
+    with pytest.raises(TypeError, match="Sparse data was passed"):   # scikit-learn's check_array
         estimator("mod_sulq", 1, 0).fit(sp.csr_matrix(np.eye(3) * 0.5))
+    with pytest.raises(PrivacyInputError, match="sparse"):
+        get_mechanism("mod_sulq")(sp.csr_matrix(np.eye(3) * 0.5), 1, epsilon=0.5, delta=0.01,
+                                  rng=np.random.default_rng(0))
 
 
 def test_one_row_and_integer_input_accepted():
