@@ -20,11 +20,6 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from . import get_mechanism
 from ._base import MechanismOutput, check_data
 
-#: keys of a legacy ``MechanismOutput.info`` that are part of the release rather than diagnostics
-#: (``status``: "ok" / "bottom" is what a ⊥-capable mechanism publishes).
-_RELEASED_INFO_KEYS = ("status",)
-
-
 def as_generator(random_state) -> np.random.Generator:
     """Map scikit-learn's ``random_state`` conventions (None, int, Generator, RandomState) to a Generator."""
     if random_state is None or isinstance(random_state, (Integral, np.integer)):
@@ -39,14 +34,10 @@ def as_generator(random_state) -> np.random.Generator:
 def split_output(out: MechanismOutput) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(release, diagnostics)`` of a mechanism output, whichever fields the mechanism fills.
 
-    The release is ``out.release`` plus the status (⊥ or not), which the guarantee covers.
-    Everything else is a diagnostic (NOT private): ``out.diagnostics`` and, for mechanisms not
-    yet migrated to the two-part output, every field of the legacy ``out.info`` except ``status``.
+    The release is ``out.release`` plus the status (⊥ or not), which the guarantee covers;
+    ``out.diagnostics`` is NOT private.
     """
-    release = {"status": out.status, **dict(out.release)}
-    diagnostics = {key: value for key, value in dict(out.info).items() if key not in _RELEASED_INFO_KEYS}
-    diagnostics.update(out.diagnostics)
-    return release, diagnostics
+    return {"status": out.status, **dict(out.release)}, dict(out.diagnostics)
 
 
 class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

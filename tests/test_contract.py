@@ -17,11 +17,9 @@ from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
 REPO = Path(__file__).resolve().parent.parent
 
 #: registry mechanisms that keep the whole contract (audit left out here for speed: see below).
-#: Not listed: ppca (its guarantee's note carries the chain's R-hat/ESS, computed from the data,
-#: so the guarantee differs between two datasets -- the contract reports it; issue 10 section 2),
-#: the slow ones (streaming_power, online_pca, subspace_*: ~20-50 s each with the audit).
+#: Not listed: the slow ones (streaming_power, online_pca, subspace_*: ~20-50 s each with the audit).
 KEEPERS = {"pca": {}, "random": {}, "mod_sulq": {}, "analyze_gauss": {}, "ppca_iterative": {},
-           "noisy_power": {}, "private_sketch": {}}
+           "ppca": {"iterations": 50, "n_chains": 1, "warn": False}, "noisy_power": {}, "private_sketch": {}}
 
 
 @pytest.mark.parametrize("name", sorted(KEEPERS))
@@ -31,16 +29,7 @@ def test_registry_mechanisms_keep_the_contract(name):
     assert report.status_of("audit") == "skipped"
     refusals = [r for r in report.results if r.name.startswith("refuses")]
     # epsilon (4) and delta (4) cases only for mechanisms taking them; k (4) and data (5) for all
-    assert len(refusals) == {"pca": 9, "random": 9, "ppca_iterative": 13}.get(name, 17)
-
-
-def test_contract_reports_ppca_guarantee_note_depends_on_data():
-    """PPCA's guarantee note embeds convergence diagnostics of the chain (data-dependent)."""
-    report = check_mechanism("ppca", epsilon=0.5, params={"iterations": 50, "n_chains": 1, "warn": False},
-                             audit=False)
-    if report.status_of("guarantee independent of the data") == "passed":
-        pytest.skip("PPCA's guarantee no longer depends on the data (fixed elsewhere): nothing to report")
-    assert "Rhat" in next(r.detail for r in report.results if r.name == "guarantee independent of the data")
+    assert len(refusals) == {"pca": 9, "random": 9, "ppca_iterative": 13, "ppca": 13}.get(name, 17)
 
 
 # -- deliberately broken mechanisms: each must fail exactly the check it breaks --------------------

@@ -204,30 +204,24 @@ def test_only_the_release_is_exposed_by_default(small_data):
         PrivatePCA.__doc__.split())
 
 
-def _fake(components, *, info=None, release=None, diagnostics=None):
+def _fake(components, *, release=None, diagnostics=None):
     def mechanism(X, k, *, rng, clip=False, epsilon):
         return MechanismOutput(components, PrivacyGuarantee(epsilon, 0.0, "replace-one-row"),
-                               info=dict(info or {}), release=dict(release or {}),
-                               diagnostics=dict(diagnostics or {}))
+                               release=dict(release or {}), diagnostics=dict(diagnostics or {}))
     return mechanism
 
 
-def test_split_output_legacy_info_is_diagnostic():
+def test_split_output_separates_release_from_diagnostics():
     V = np.eye(3)[:, :1]
-    legacy = _fake(V, info={"status": "ok", "noise_scale": 0.3, "true_max": 17})(None, 1, rng=None, epsilon=1.0)
-    release, diagnostics = split_output(legacy)
-    assert release == {"status": "ok"}
-    assert diagnostics == {"noise_scale": 0.3, "true_max": 17}
     new = _fake(V, release={"noisy_count": 4.2}, diagnostics={"true_count": 4})(None, 1, rng=None, epsilon=1.0)
     release, diagnostics = split_output(new)
     assert release == {"status": "ok", "noisy_count": 4.2}
     assert diagnostics == {"true_count": 4}
 
 
-@pytest.mark.parametrize("fields", [{"info": {"status": "bottom", "true_max": 123456}},
-                                    {"release": {"status": "bottom"}, "diagnostics": {"true_max": 123456}}])
-def test_bottom_error_message_has_no_diagnostics(small_data, fields):
-    est = PrivatePCA(_fake(None, **fields), n_components=2, keep_diagnostics=True)
+def test_bottom_error_message_has_no_diagnostics(small_data):
+    fake = _fake(None, release={"status": "bottom"}, diagnostics={"true_max": 123456})
+    est = PrivatePCA(fake, n_components=2, keep_diagnostics=True)
     with pytest.raises(RuntimeError) as err:
         est.fit(small_data)
     assert "bottom" in str(err.value) and "123456" not in str(err.value) and "true_max" not in str(err.value)
