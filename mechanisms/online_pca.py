@@ -25,6 +25,15 @@ Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (h
   when ε < 1, zCDP otherwise, whichever is smaller) makes the whole sequence (ε, δ)-DP.  All
   V_t are post-processing.  (The paper only states the resulting prefix variance
   log³(m/δ)Δ²_{ε,δ}; ours is at most (1 + H)² Δ² because <= 1 + H nodes are summed.)
+* **Tight calibration** (``calibration="tight"``, docs/calibration.md).  Tree: a node is released
+  (noised) only once it is complete, and a complete node at level h holds 2^h <= m elements, so one
+  element enters at most ``floor(log2 m) + 1 = m.bit_length()`` released nodes (row 0 attains it;
+  = 1 + H when m is a power of two, H otherwise); the release is one Gaussian mechanism of
+  sensitivity Δ_row·sqrt(that count), and σ_node is the smallest for its exact profile
+  (:func:`mechanisms.calibration.gaussian_sigma_tight`, dp-accounting).  Algorithm 2: each step's
+  σ is the smallest making that step (ε, δ)-DP at sensitivity Δ_row, and the whole sequence of t
+  steps is reported at its exact composed ε (one Gaussian of ratio sqrt(t)·Δ_row/σ, ε from
+  dp-accounting's privacy-loss distribution).
 * **Neighbouring.**  The offline paper is add/remove one row; in the stream we read
   "add-remove" event-level: a_t is present vs replaced by the zero vector at the same time step
   (so later positions do not shift).  ``neighbouring="replace-one-row"`` is also offered.
@@ -43,7 +52,8 @@ import numpy as np
 from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
                     check_delta, check_epsilon, check_k)
 from .linalg import random_orthonormal, single_thread_blas, symmetric_gaussian, top_k_eigenvectors
-from .calibration import analyze_gauss_noise_scale, gaussian_sigma, zcdp_to_epsilon
+from .calibration import (analyze_gauss_noise_scale, check_calibration, gaussian_epsilon_tight, gaussian_sigma,
+                          gaussian_sigma_tight, zcdp_to_epsilon)
 
 
 def tree_height(m: int) -> int:
@@ -73,17 +83,54 @@ def row_sensitivity(neighbouring: str) -> float:
     raise PrivacyInputError(f"neighbouring must be 'add-remove-one-row' or 'replace-one-row', got {neighbouring!r}")
 
 
-def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "add-remove-one-row") -> float:
-    """Per-node noise std making the whole tree release (ε, δ)-DP: gaussian_sigma(Δ_row sqrt(1 + H), ε, δ)."""
+def tree_released_nodes_per_element(m: int) -> int:
+    """Most released (complete) tree nodes one element of an m-element stream enters: floor(log2 m) + 1.
+
+    A complete node at level h covers 2^h <= m positions, so only levels h <= floor(log2 m) can hold
+    a released node containing a given element (one per level); position 0 enters one at each.
+    """
+    if m < 1:
+        raise ValueError(f"horizon must be >= 1, got {m}")
+    return int(m).bit_length()
+
+
+def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "add-remove-one-row",
+                          calibration: str = "paper") -> float:
+    """Per-node noise std making the whole tree release (ε, δ)-DP.
+
+    ``"paper"`` (default): gaussian_sigma(Δ_row sqrt(1 + H), ε, δ) (every element counted in all H + 1
+    levels; classical or zCDP calibration); ``"tight"``: gaussian_sigma_tight(Δ_row, ε, δ,
+    :func:`tree_released_nodes_per_element` (m)) (exact profile, dp-accounting).
+    """
+    if check_calibration(calibration) == "tight":
+        return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta,
+                                    tree_released_nodes_per_element(m))
     return gaussian_sigma(row_sensitivity(neighbouring) * math.sqrt(1 + tree_height(m)), epsilon, delta)
 
 
 def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: float | None = None,
-                                neighbouring: str = "add-remove-one-row") -> float:
-    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ): zCDP composition."""
+                                neighbouring: str = "add-remove-one-row", calibration: str = "paper") -> float:
+    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ).
+
+    ``"paper"``: zCDP composition (Bun–Steinke conversion); ``"tight"``: the exact composed profile
+    (one Gaussian of ratio sqrt(m)·Δ_row/σ) by dp-accounting's privacy-loss distribution.
+    ``sigma=None``: the per-step std of that calibration (:func:`algorithm2_noise_scale`).
+    """
+    if check_calibration(calibration) == "tight":
+        sigma = algorithm2_noise_scale(epsilon, delta, neighbouring, calibration) if sigma is None else sigma
+        return gaussian_epsilon_tight(row_sensitivity(neighbouring), sigma, delta, m)
     sigma = algorithm1_noise_scale(epsilon, delta) if sigma is None else sigma
     rho = m * row_sensitivity(neighbouring) ** 2 / (2.0 * sigma ** 2)
     return zcdp_to_epsilon(rho, delta)
+
+
+def algorithm2_noise_scale(epsilon: float, delta: float, neighbouring: str = "add-remove-one-row",
+                          calibration: str = "paper") -> float:
+    """Per-step std of Algorithm 2: ``"paper"`` :func:`algorithm1_noise_scale` (sensitivity 1, as in
+    the paper); ``"tight"`` the smallest σ making one step (ε, δ)-DP at sensitivity Δ_row."""
+    if check_calibration(calibration) == "tight":
+        return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta)
+    return algorithm1_noise_scale(epsilon, delta)
 
 
 class TreeAggregator:
@@ -178,7 +225,8 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
 
 def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                tree: bool = True, horizon: int | None = None, neighbouring: str = "add-remove-one-row",
-               clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True) -> MechanismOutput:
+               clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True,
+               calibration: str = "paper") -> MechanismOutput:
     """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
 
     ``stream``: an m x d array or an iterable of length-d rows (L2 norm <= 1; ``clip=True`` scales
@@ -191,7 +239,9 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     against the best fixed subspace of those t rows), noise scales and tree statistics.
     ``keep_subspaces=False`` / ``keep_curves=False`` leave out the length-m arrays (``subspaces``;
     ``gains`` and ``regret_curve``) so that ``info`` holds scalars only (for result records).
+    ``calibration``: "paper" (default) or "tight" (module docstring).
     """
+    calibration = check_calibration(calibration)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     sens = row_sensitivity(neighbouring)
@@ -211,10 +261,10 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     k = check_k(k, d)
 
     if tree:
-        sigma = tree_node_noise_scale(eps, dl, m, neighbouring)
+        sigma = tree_node_noise_scale(eps, dl, m, neighbouring, calibration)
         agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sigma, rng))
     else:
-        sigma = algorithm1_noise_scale(eps, dl)
+        sigma = algorithm2_noise_scale(eps, dl, neighbouring, calibration)
         C = np.zeros((d, d))
 
     V = random_orthonormal(d, k, rng)
@@ -264,12 +314,14 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
                                      note="tree-based aggregation: whole sequence (eps, delta)-DP "
                                           "(event-level stream neighbours)")
     else:
-        eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring)
+        eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring, calibration)
         info.update(noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total)
         guarantee = PrivacyGuarantee(eps_total, dl, neighbouring, exact=False,
                                      note=f"Algorithm 2: each step ({eps}, {dl})-DP; whole sequence bounded by "
-                                          f"zCDP composition over {t} releases")
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+                                          + ("zCDP composition" if calibration == "paper" else
+                                             "the exact Gaussian composition (dp-accounting PLD)")
+                                          + f" over {t} releases")
+    return MechanismOutput(components=V, guarantee=guarantee, info=info, diagnostics={"calibration": calibration})
 
 
 def online_regret_bounds(m: int | np.ndarray, d: int, k: int, opt: float | np.ndarray, epsilon: float,

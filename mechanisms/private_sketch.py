@@ -28,6 +28,15 @@ implement (every reconstruction is flagged; see ``docs/mechanisms_other.md``):
    (Upadhyay's Figure 2 is stated for symmetric matrices and uses the minimal-residual method to
    solve for the projection; for PCA of XᵀX the Gram form above is the direct analogue.)
 
+**Tight calibration** (``calibration="tight"``; derivation in ``docs/calibration.md``).  The release
+is Z alone, r i.i.d. rows N(0, XᵀX + w²I).  Adding a row x changes the covariance by xxᵀ; after
+whitening, the two laws differ along one direction only, as r draws of N(0, 1) against N(0, 1 + s),
+s = xᵀ(XᵀX + w²I)⁻¹x <= 1/w².  Their exact privacy profile is a difference of chi-square tails
+(:func:`mechanisms.calibration.sketch_delta_for_epsilon`), increasing in s, so the smallest lift is
+the root w of δ_r(ε; s = 1/w²) = δ (:func:`mechanisms.calibration.sketch_lift_tight`): w ≈ 2.65 at
+ε = 2, δ = 1e-5, r = 11, against 1,547 from the reconstructed formula.  This guarantee is exact
+(``exact=True``): it needs no constant from the paper.
+
 **Neighbouring relation:** ``"add-remove-one-row"`` (adding a row x is the rank-one change
 ``X̃ᵀX̃ + xxᵀ`` with ``||x|| <= 1``, exactly Blocki et al.'s "each row changes by at most a norm-1
 vector" after padding with a zero row; Z's law depends on X only through X̃ᵀX̃).  Replacing a row
@@ -44,6 +53,7 @@ import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
+from .calibration import check_calibration, sketch_lift_tight
 from .linalg import fix_signs, orthonormalize
 
 
@@ -111,7 +121,7 @@ def _chunks(rows: Any, chunk_size: int) -> Iterable[np.ndarray]:
 
 def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                    sketch_size: int | None = None, oversample: int = 10, clip: bool = False,
-                   chunk_size: int = 4096) -> MechanismOutput:
+                   chunk_size: int = 4096, calibration: str = "paper") -> MechanismOutput:
     """Single-pass private PCA sketch (Upadhyay 2014, sections 3–4; Blocki et al. 2012 lifting).
 
     ``rows``: an n x d array, or any iterable of rows (length-d) or chunks (b x d), consumed exactly
@@ -119,7 +129,11 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     Guarantee: (ε, δ)-DP, add-remove-one-row, ``exact=False`` (reconstructed constants, see module
     docstring).  ``info``: ``lift`` (w), ``noise_scale`` (= w: with X = 0 the sketch is w·Gaussian),
     ``sketch_size``, ``n_rows``, ``state_nbytes``, ``n_clipped``.
+    ``calibration="paper"`` (default): w of :func:`private_sketch_lift` (reconstructed constants,
+    ``exact=False``); ``"tight"``: the smallest w for the exact profile of Z
+    (:func:`mechanisms.calibration.sketch_lift_tight`, ``exact=True``).
     """
+    calibration = check_calibration(calibration)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     pre_clipped = 0
@@ -135,7 +149,7 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     r = default_sketch_size(k, d, oversample) if sketch_size is None else int(sketch_size)
     if r < k:
         raise PrivacyInputError(f"sketch_size must satisfy r >= k = {k}, got {r}")
-    w = private_sketch_lift(eps, dl, r)
+    w = private_sketch_lift(eps, dl, r) if calibration == "paper" else sketch_lift_tight(eps, dl, r)
 
     sk = GaussianRowSketch(d, r, rng, clip=clip)
     sk.update(first)
@@ -153,12 +167,18 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     W = W[:, ::-1][:, :k]
     V = fix_signs(orthonormalize(Q @ W))
 
-    guarantee = PrivacyGuarantee(
-        eps, dl, "add-remove-one-row", exact=False,
-        note="Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
-             "reconstructed (Upadhyay 2014 text lost them)")
+    if calibration == "paper":
+        guarantee = PrivacyGuarantee(
+            eps, dl, "add-remove-one-row", exact=False,
+            note="Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
+                 "reconstructed (Upadhyay 2014 text lost them)")
+    else:
+        guarantee = PrivacyGuarantee(
+            eps, dl, "add-remove-one-row", exact=True,
+            note="Gaussian sketch Z = Phi [X; wI]: w the smallest lift for the exact chi-square "
+                 "privacy profile of Z (docs/calibration.md)")
     info: dict[str, Any] = {
         "lift": w, "noise_scale": w, "sketch_size": r, "n_rows": sk.n_seen, "state_nbytes": sk.state_nbytes,
         "n_clipped": sk.n_clipped + pre_clipped, "projected_eigenvalues": evals[::-1][:k].copy(),
     }
-    return MechanismOutput(components=V, guarantee=guarantee, info=info)
+    return MechanismOutput(components=V, guarantee=guarantee, info=info, diagnostics={"calibration": calibration})
