@@ -114,23 +114,20 @@ def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: flo
 
     ``"paper"``: zCDP composition (Bun–Steinke conversion); ``"tight"``: the exact composed profile
     (one Gaussian of ratio sqrt(m)·Δ_row/σ) by dp-accounting's privacy-loss distribution.
-    ``sigma=None``: the per-step std of that calibration (:func:`algorithm2_noise_scale`).
+    ``sigma=None``: the per-step std of that calibration.
     """
     if check_calibration(calibration) == "tight":
-        sigma = algorithm2_noise_scale(epsilon, delta, neighbouring, calibration) if sigma is None else sigma
+        sigma = algorithm2_noise_scale_tight(epsilon, delta, neighbouring) if sigma is None else sigma
         return gaussian_epsilon_tight(row_sensitivity(neighbouring), sigma, delta, m)
     sigma = algorithm1_noise_scale(epsilon, delta) if sigma is None else sigma
     rho = m * row_sensitivity(neighbouring) ** 2 / (2.0 * sigma ** 2)
     return zcdp_to_epsilon(rho, delta)
 
 
-def algorithm2_noise_scale(epsilon: float, delta: float, neighbouring: str = "add-remove-one-row",
-                          calibration: str = "paper") -> float:
-    """Per-step std of Algorithm 2: ``"paper"`` :func:`algorithm1_noise_scale` (sensitivity 1, as in
-    the paper); ``"tight"`` the smallest σ making one step (ε, δ)-DP at sensitivity Δ_row."""
-    if check_calibration(calibration) == "tight":
-        return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta)
-    return algorithm1_noise_scale(epsilon, delta)
+def algorithm2_noise_scale_tight(epsilon: float, delta: float, neighbouring: str = "add-remove-one-row") -> float:
+    """``calibration="tight"`` per-step std of Algorithm 2: the smallest σ making one step (ε, δ)-DP
+    at sensitivity Δ_row (the ``"paper"`` one is :func:`algorithm1_noise_scale`, sensitivity 1)."""
+    return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta)
 
 
 class TreeAggregator:
@@ -264,7 +261,8 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
         sigma = tree_node_noise_scale(eps, dl, m, neighbouring, calibration)
         agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sigma, rng))
     else:
-        sigma = algorithm2_noise_scale(eps, dl, neighbouring, calibration)
+        sigma = (algorithm1_noise_scale(eps, dl) if calibration == "paper"
+                 else algorithm2_noise_scale_tight(eps, dl, neighbouring))
         C = np.zeros((d, d))
 
     V = random_orthonormal(d, k, rng)

@@ -331,3 +331,23 @@ def test_run_key_carries_calibration_only_when_not_paper():
         tight = run_key(compose_cfg([f"mechanism={mech}", "mechanism.fn.calibration=tight"]))["mechanism_params"]
         assert tight["calibration"] == "tight" and {k: v for k, v in tight.items() if k != "calibration"} == default
     assert run_key(compose_cfg(["mechanism=noisy_power"]))["mechanism_params"]["calibration"] == "zcdp"
+
+
+def test_audit_miscalibration_scales_the_tight_noise_too():
+    # the audit's "noise x f, claim unchanged" hook must reach the tight noise scales, or an audit of
+    # a broken tight calibration would silently test the correct one
+    from experiments.audit import miscalibrated
+
+    X = _unit_rows(64, 4)
+    cases = [("mod_sulq", {}), ("analyze_gauss", {}), ("noisy_power", {"neighbouring": "replace-one-row"}),
+             ("noisy_power", {"neighbouring": "entry-level"}), ("online_pca", {"tree": True}),
+             ("online_pca", {"tree": False})]
+    for name, extra in cases:
+        kw = dict(epsilon=0.5, delta=1e-5, calibration="tight", **extra)
+        if name == "online_pca":
+            kw.update(keep_subspaces=False, keep_curves=False)
+        fn = {"mod_sulq": mod_sulq, "analyze_gauss": analyze_gauss, "noisy_power": noisy_power,
+              "online_pca": online_pca}[name]
+        good = fn(X, 1, rng=np.random.default_rng(0), **kw).info["noise_scale"]
+        bad = miscalibrated(name, 0.5)(X, 1, rng=np.random.default_rng(0), **kw).info["noise_scale"]
+        assert bad == pytest.approx(0.5 * good, rel=1e-12), (name, extra)
