@@ -28,8 +28,10 @@ from experiments.results import ResultStore  # noqa: E402
 from scripts.make_figures import save  # noqa: E402
 
 CAL_COL = "run_key.mechanism_params.calibration"
-COLORS = {"pca": "tab:red", "random": "tab:green", "mod_sulq": "tab:purple", "analyze_gauss": "tab:orange"}
-LABELS = {"pca": "Non-private PCA", "random": "Random", "mod_sulq": "MOD-SULQ", "analyze_gauss": "Analyze Gauss"}
+COLORS = {"pca": "tab:red", "random": "tab:green", "mod_sulq": "tab:purple", "analyze_gauss": "tab:orange",
+          "private_sketch": "tab:brown"}
+LABELS = {"pca": "Non-private PCA", "random": "Random", "mod_sulq": "MOD-SULQ", "analyze_gauss": "Analyze Gauss",
+          "private_sketch": "private_sketch"}
 
 
 def with_calibration(df: pd.DataFrame) -> pd.DataFrame:
@@ -54,8 +56,13 @@ def line_style(mech: str, cal: str) -> dict:
 def markdown(table: pd.DataFrame, floatfmt: str = "{:.4g}") -> str:
     """A DataFrame as a Markdown table (index levels first), without the optional tabulate package."""
     t = table.reset_index()
-    fmt = lambda v: floatfmt.format(v) if isinstance(v, float) and not pd.isna(v) else ("—" if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))  # noqa: E731
-    rows = ["| " + " | ".join(str(c) for c in t.columns) + " |", "|" + "---|" * len(t.columns)]
+    def fmt(v) -> str:
+        if v is None or (isinstance(v, float) and pd.isna(v)):
+            return "—"
+        if isinstance(v, (int, np.integer)) or (isinstance(v, float) and v.is_integer() and abs(v) >= 100):
+            return f"{int(v):,}"
+        return floatfmt.format(v) if isinstance(v, float) else str(v)
+    rows = ["| " + " | ".join(fmt(c) for c in t.columns) + " |", "|" + "---|" * len(t.columns)]
     rows += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in t.itertuples(index=False)]
     return "\n".join(rows)
 
@@ -143,8 +150,11 @@ def print_tables(df: pd.DataFrame) -> None:
             ns = noise.groupby(["dataset", "mechanism", "n", "calibration"])["noise_scale"].first().unstack()
             if {"paper", "tight"} <= set(ns.columns):
                 ns["paper/tight"] = ns["paper"] / ns["tight"]
-                print("\n### noise std, paper against tight\n")
-                print(markdown(ns))
+                per = ns.reset_index().groupby(["dataset", "mechanism"]).agg(
+                    smallest_n=("n", "min"), paper_std=("paper", "first"), tight_std=("tight", "first"),
+                    ratio_min=("paper/tight", "min"), ratio_max=("paper/tight", "max"))
+                print("\n### noise std at the smallest n, paper against tight (ratio over all n: min, max)\n")
+                print(markdown(per))
     dims = df[(df.experiment == "dimension_scaling") & (df.get("kind") == "summary")]
     if not dims.empty:
         s = summary_table(dims)
