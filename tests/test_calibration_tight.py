@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from mechanisms._base import PrivacyInputError
@@ -351,3 +353,21 @@ def test_audit_miscalibration_scales_the_tight_noise_too():
         good = fn(X, 1, rng=np.random.default_rng(0), **kw).info["noise_scale"]
         bad = miscalibrated(name, 0.5)(X, 1, rng=np.random.default_rng(0), **kw).info["noise_scale"]
         assert bad == pytest.approx(0.5 * good, rel=1e-12), (name, extra)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(n=st.integers(1, 10**7), d=st.integers(2, 2000), eps=st.floats(0.01, 0.99), log_delta=st.floats(-12, -1),
+       L=st.integers(1, 60), m=st.integers(1, 10**6), r=st.integers(1, 60))
+def test_tight_never_exceeds_paper(n, d, eps, log_delta, L, m, r):
+    # property over random settings where every paper formula applies (eps < 1, so also
+    # eps <= 2.34 log(1/delta) for noisy_power's paper sigma)
+    delta = 10.0 ** log_delta
+    assert mod_sulq_noise_scale_tight(n, eps, delta) <= mod_sulq_noise_scale(n, d, eps, delta)
+    for rel in ("add-remove-one-row", "replace-one-row"):
+        s = outer_product_sensitivity(rel)
+        assert analyze_gauss_noise_scale_tight(eps, delta, s) <= analyze_gauss_noise_scale(eps, delta, s)
+        assert tree_node_noise_scale(eps, delta, m, rel, "tight") <= tree_node_noise_scale(eps, delta, m, rel)
+        assert (noisy_power_row_noise_scale(eps, delta, L, rel, "tight")
+                <= noisy_power_row_noise_scale(eps, delta, L, rel, "paper"))
+    assert streaming_power_noise_scale(eps, delta, 100, "tight") <= streaming_power_noise_scale(eps, delta, 100)
+    assert sketch_lift_tight(eps, delta, r) <= private_sketch_lift(eps, delta, r)
