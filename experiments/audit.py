@@ -494,12 +494,14 @@ def _verdict(claimed: float, lower: float, at_ceiling: bool) -> str:
 # ---------------------------------------------------------------------------------------------
 
 #: mechanism -> (module, noise-scale function looked up by the mechanism at call time)
-NOISE_FUNCTIONS = {
-    "mod_sulq": ("mechanisms.mod_sulq", "mod_sulq_noise_scale"),
-    "analyze_gauss": ("mechanisms.analyze_gauss", "analyze_gauss_noise_scale"),
+NOISE_FUNCTIONS = {   # every noise-scale function a call may use, for each calibration (paper, tight, ...)
+    "mod_sulq": ("mechanisms.mod_sulq", ("mod_sulq_noise_scale", "mod_sulq_noise_scale_tight")),
+    "analyze_gauss": ("mechanisms.analyze_gauss", ("analyze_gauss_noise_scale", "analyze_gauss_noise_scale_tight")),
     "noisy_power": ("mechanisms.noisy_power", ("noisy_power_noise_scale", "noisy_power_row_noise_scale",
-                                               "noisy_power_zcdp_noise_scale", "noisy_power_laplace_scale")),
-    "online_pca": ("mechanisms.online_pca", ("tree_node_noise_scale", "algorithm1_noise_scale")),
+                                               "noisy_power_zcdp_noise_scale", "noisy_power_tight_noise_scale",
+                                               "noisy_power_laplace_scale")),
+    "online_pca": ("mechanisms.online_pca", ("tree_node_noise_scale", "algorithm1_noise_scale",
+                                             "algorithm2_noise_scale_tight")),
 }
 
 

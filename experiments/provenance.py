@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "hydra-core", "numba", "privpca")
+PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "hydra-core", "numba", "dp-accounting", "privpca")
 
 
 @functools.lru_cache(maxsize=1)

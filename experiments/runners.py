@@ -61,8 +61,12 @@ def components_digest(V: np.ndarray | None) -> str | None:
 
 
 def mechanism_params(cfg: DictConfig) -> dict:
+    """The mechanism's configured parameters (part of the run key).  ``calibration: paper`` (the
+    reproduction's default noise) is left out, so records written before the ``calibration`` knob
+    existed keep their keys; any other calibration is part of the key."""
     params = OmegaConf.to_container(cfg.mechanism.fn, resolve=True)
-    return {k: v for k, v in params.items() if not k.startswith("_")}
+    return {k: v for k, v in params.items()
+            if not k.startswith("_") and not (k == "calibration" and v == "paper")}
 
 
 def run_key(cfg: DictConfig, **extra: Any) -> dict:

@@ -8,6 +8,10 @@ rows of L2 norm <= 1 (sensitivity ‖aaᵀ‖_F <= 1), ε < 1 (Gaussian-mechanis
 ``neighbouring="replace-one-row"`` scales Δ by sqrt(2) (sensitivity
 ‖aaᵀ − bbᵀ‖_F <= sqrt(2)) so that it can be compared with MOD-SULQ and PPCA on
 the same footing.
+
+``calibration="paper"`` (default) uses Δ_{ε,δ} above (ε < 1); ``calibration="tight"`` the smallest
+std for the exact Gaussian profile at the same sensitivity (any ε > 0;
+:func:`mechanisms.calibration.analyze_gauss_noise_scale_tight`, docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -18,31 +22,39 @@ import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
-from .calibration import analyze_gauss_noise_scale
+from .calibration import analyze_gauss_noise_scale, analyze_gauss_noise_scale_tight, check_calibration
 from .linalg import symmetric_gaussian, top_k_eigenvectors
 
 SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
 
 
 def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
-                  neighbouring: str = "add-remove-one-row", clip: bool = False) -> MechanismOutput:
-    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance.
+                  neighbouring: str = "add-remove-one-row", clip: bool = False,
+                  calibration: str = "paper") -> MechanismOutput:
+    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance
+    (noise std Δ_{ε,δ} for ``calibration="paper"``, the exact-profile minimum for ``"tight"``).
 
     Release: ``status``, ``noise_scale`` (Δ: a function of ε, δ and the relation only, never of n,
-    so it is public under add/remove too).  Diagnostics (not private): ``n_clipped``.
+    so it is public under add/remove too), ``calibration``.  Diagnostics (not private): ``n_clipped``.
     """
     if neighbouring not in SENSITIVITY:
         raise PrivacyInputError(f"neighbouring must be one of {sorted(SENSITIVITY)}, got {neighbouring!r}")
-    epsilon = check_epsilon(epsilon, upper=1.0)
+    calibration = check_calibration(calibration)
+    epsilon = check_epsilon(epsilon, upper=1.0 if calibration == "paper" else None)
     delta = check_delta(delta)
     X, n_clipped = check_data(X, clip=clip)
     d = X.shape[1]
     k = check_k(k, d)
-    scale = analyze_gauss_noise_scale(epsilon, delta, SENSITIVITY[neighbouring])
+    if calibration == "paper":
+        scale = analyze_gauss_noise_scale(epsilon, delta, SENSITIVITY[neighbouring])
+        note = "DTTZ 2014 Algorithm 1 (Gaussian mechanism on the covariance)"
+    else:
+        scale = analyze_gauss_noise_scale_tight(epsilon, delta, SENSITIVITY[neighbouring])
+        note = ("DTTZ 2014 Algorithm 1 with the smallest noise for the exact Gaussian profile "
+                "(dp-accounting)")
     C = X.T @ X
     noisy = (C + C.T) / 2 + symmetric_gaussian(d, scale, rng)
     V = top_k_eigenvectors(noisy, k)
-    guarantee = PrivacyGuarantee(epsilon, delta, neighbouring,
-                                 note="DTTZ 2014 Algorithm 1 (Gaussian mechanism on the covariance)")
-    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": scale},
+    guarantee = PrivacyGuarantee(epsilon, delta, neighbouring, note=note)
+    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": scale, "calibration": calibration},
                            diagnostics={"n_clipped": n_clipped})

@@ -3,8 +3,13 @@
 Each function names the paper and equation it implements; the tests check each
 value against the formula and, statistically, against the noise actually added.
 
-Here: CSS13's MOD-SULQ β (eq. (5)) and PPCA concentration, DTTZ14's Δ_{ε,δ}, and the generic
-Gaussian-mechanism calibration (classical and zCDP) that the other mechanisms build on.  Noise scales
+Here: CSS13's MOD-SULQ β (eq. (5)) and PPCA concentration, DTTZ14's Δ_{ε,δ}, the generic
+Gaussian-mechanism calibration (classical and zCDP) that the other mechanisms build on, and the
+**tight** calibrations (``calibration="tight"`` of every Gaussian mechanism): the smallest σ for
+the exact privacy profile, computed by Google's ``dp-accounting`` library
+(:func:`gaussian_sigma_tight`, :func:`gaussian_epsilon_tight`), and the exact profile of the
+Gaussian-sketch release of ``private_sketch`` (:func:`sketch_delta_for_epsilon`,
+:func:`sketch_lift_tight`).  Derivations: ``docs/calibration.md``.  Noise scales
 that only make sense with one mechanism's parameters sit with that mechanism:
 ``noisy_power.noisy_power_noise_scale`` / ``_row_noise_scale`` / ``_zcdp_noise_scale`` /
 ``_laplace_scale`` (HP14), ``streaming_power.streaming_power_noise_scale``,
@@ -17,7 +22,37 @@ from __future__ import annotations
 
 import math
 
-from ._base import check_delta, check_epsilon
+from functools import lru_cache
+
+from ._base import PrivacyInputError, check_delta, check_epsilon
+
+#: ``calibration`` values of the Gaussian mechanisms: the paper's sufficient formula (default, the
+#: reproduction's) or the smallest noise for the exact privacy profile (docs/calibration.md).
+CALIBRATIONS = ("paper", "tight")
+
+
+def check_calibration(calibration: str, allowed: tuple[str, ...] = CALIBRATIONS) -> str:
+    """Return ``calibration`` if it is one of ``allowed``; else a clear :class:`PrivacyInputError`."""
+    if calibration not in allowed:
+        raise PrivacyInputError(f"calibration must be one of {list(allowed)}, got {calibration!r}")
+    return calibration
+
+
+def outer_product_sensitivity(neighbouring: str) -> float:
+    """L2 sensitivity of the upper triangle (diagonal included) of Σ_rows a aᵀ, rows ‖a‖ <= 1.
+
+    With D the change of Σ a aᵀ, ‖upper(D)‖² = (‖D‖_F² + Σ_i D_ii²)/2 <= ‖D‖_F².
+    add/remove one row, or zero out one row: D = aaᵀ, ‖D‖_F = ‖a‖² <= 1, attained by a = e_1
+    (then upper(D) = e_1e_1ᵀ);
+    replace one row: D = xxᵀ − yyᵀ, ‖D‖_F² = ‖x‖⁴ + ‖y‖⁴ − 2(x·y)² <= 2, attained by x = e_1,
+    y = e_2 (D diagonal, so ‖upper(D)‖ = ‖D‖_F = √2).  Divide by n for A = XᵀX/n (MOD-SULQ).
+    """
+    if neighbouring in ("add-remove-one-row", "zero-out-one-row"):
+        return 1.0
+    if neighbouring == "replace-one-row":
+        return math.sqrt(2.0)
+    raise PrivacyInputError("neighbouring must be 'add-remove-one-row', 'zero-out-one-row' or "
+                            f"'replace-one-row', got {neighbouring!r}")
 
 
 def _mod_sulq_log_term(d: int, delta: float) -> float:
@@ -71,6 +106,27 @@ def analyze_gauss_noise_scale(epsilon: float, delta: float, sensitivity: float =
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / dl)) / eps
 
 
+def mod_sulq_noise_scale_tight(n: int, epsilon: float, delta: float) -> float:
+    """``calibration="tight"`` β of MOD-SULQ: the smallest std of the i.i.d. upper-triangle noise on
+    A = XᵀX/n that makes the release (ε, δ)-DP for replace-one-row neighbours.
+
+    The released upper triangle of A has L2 sensitivity √2/n (:func:`outer_product_sensitivity`,
+    attained), and A + N is one Gaussian mechanism, so β = :func:`gaussian_sigma_tight` (√2/n, ε, δ).
+    Eq. (5) bounds the same release through a union bound over entries; it is larger by about
+    (d + 1)/√2 (tested: tight <= eq. (5) always).
+    """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    return gaussian_sigma_tight(outer_product_sensitivity("replace-one-row") / n, epsilon, delta)
+
+
+def analyze_gauss_noise_scale_tight(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """``calibration="tight"`` std of Analyze Gauss's upper-triangle noise on XᵀX: the smallest σ
+    for the exact Gaussian profile at the given L2 sensitivity (1 add/remove, √2 replace; see
+    :func:`outer_product_sensitivity`): :func:`gaussian_sigma_tight`.  Any ε > 0."""
+    return gaussian_sigma_tight(sensitivity, epsilon, delta)
+
+
 def ppca_concentration(n: int, epsilon: float) -> float:
     """Scale n·ε/2 of PPCA's matrix Bingham BMF(n ε/2 · A), JMLR Algorithm 2."""
     return n * check_epsilon(epsilon) / 2.0
@@ -79,6 +135,13 @@ def ppca_concentration(n: int, epsilon: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # Generic Gaussian calibration (classical and zCDP), shared by the mechanisms of HP14, DTTZ14 §4, U18
 # ---------------------------------------------------------------------------------------------
+
+# The two Bun–Steinke conversions below are kept by hand on purpose: they DEFINE the default
+# (calibration="paper") noise of streaming_power, online_pca's tree and noisy_power's
+# calibration="zcdp", whose stored records depend on these exact numbers.  dp-accounting does not
+# compute this formula (its RDP accountant converts ρ-zCDP with a tighter bound, which
+# tests/test_calibration_tight.py uses to check that these are sound upper bounds); wherever a tight
+# number is wanted, calibration="tight" uses the library (gaussian_sigma_tight below).
 
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
     """Largest ρ such that ρ-zCDP implies (ε, δ)-DP via ε = ρ + 2 sqrt(ρ log(1/δ)).
@@ -150,3 +213,109 @@ def gaussian_epsilon_for_delta(mu: float, delta: float) -> float:
     while gaussian_delta_for_epsilon(mu, hi) > dl:
         hi *= 2.0
     return float(brentq(lambda e: gaussian_delta_for_epsilon(mu, e) - dl, 0.0, hi, xtol=1e-12, rtol=1e-12))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tight calibration from the exact Gaussian privacy profile, by Google's dp-accounting library
+# ---------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=4096)
+def _unit_gaussian_sigma_tight(epsilon: float, delta: float, compositions: int) -> float:
+    from dp_accounting.pld import accountant, common
+
+    # the library's binary search stops within an absolute 1e-7 of the smallest std, on the side that
+    # satisfies δ(ε) <= δ; at unit sensitivity that is a relative 1e-7 (σ is linear in Δ)
+    return float(accountant.get_smallest_gaussian_noise(
+        common.DifferentialPrivacyParameters(epsilon, delta), num_queries=compositions, sensitivity=1.0))
+
+
+def gaussian_sigma_tight(sensitivity: float, epsilon: float, delta: float, compositions: int = 1) -> float:
+    """Smallest noise std σ such that ``compositions`` (adaptive) Gaussian releases, each of L2
+    sensitivity ``sensitivity`` and std σ, are together (ε, δ)-DP — the ``calibration="tight"``
+    noise of every Gaussian mechanism here.
+
+    Computed by ``dp_accounting.pld.accountant.get_smallest_gaussian_noise`` (Google's dp-accounting):
+    a binary search on the exact Gaussian profile δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)
+    (Balle & Wang 2018, Thm 8), with the T-fold composition taken as one Gaussian of sensitivity
+    sqrt(T)·Δ (exact: μ-GDP composes as μ² adds, Dong, Roth & Su 2022, Cor. 2).  The library is
+    called at unit sensitivity and the result scaled by Δ (σ is linear in Δ), so its absolute
+    tolerance (1e-7) is a relative one; it returns the end of its bracket that satisfies the target.
+    Valid for every ε > 0 (no ε < 1 condition).
+    """
+    eps, dl = check_epsilon(epsilon), check_delta(delta)
+    if not (sensitivity > 0 and math.isfinite(sensitivity)):
+        raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
+    if int(compositions) != compositions or compositions < 1:
+        raise ValueError(f"compositions must be an integer >= 1, got {compositions!r}")
+    return sensitivity * _unit_gaussian_sigma_tight(eps, dl, int(compositions))
+
+
+def gaussian_epsilon_tight(sensitivity: float, sigma: float, delta: float, compositions: int = 1) -> float:
+    """ε(δ) of ``compositions`` Gaussian releases of sensitivity Δ and std σ, by dp-accounting's
+    privacy-loss distribution (``from_gaussian_mechanism`` with sensitivity sqrt(T)·Δ, pessimistic
+    discretisation: an upper bound within about 1e-4 of the exact value)."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    dl = check_delta(delta)
+    mu = gaussian_mu(sensitivity, sigma, compositions)
+    pld = privacy_loss_distribution.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0)
+    return float(pld.get_epsilon_for_delta(dl))
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact privacy profile of a Gaussian sketch (the release of private_sketch)
+# ---------------------------------------------------------------------------------------------
+
+def sketch_delta_for_epsilon(s: float, r: int, epsilon: float) -> float:
+    """Exact δ(ε) between r i.i.d. draws of N(0, 1) and of N(0, 1 + s) (both orders, the larger).
+
+    This is the whole privacy profile of the Gaussian sketch Z = Φ X̃ (r x d, Φ standard Gaussian):
+    Z's rows are i.i.d. N(0, Σ), Σ = X̃ᵀX̃; adding a row x gives Σ + xxᵀ; whitening by Σ^{-1/2}
+    leaves N(0, I) against N(0, I + vvᵀ), v = Σ^{-1/2}x, which differ only along v, with
+    s = ‖v‖² = xᵀΣ⁻¹x <= ‖x‖²/λ_min(Σ).  The log-likelihood ratio of the r draws along v is
+    L = a·S − b, a = s/(2(1+s)), b = (r/2) log(1+s), S = Σ z_i² ~ χ²_r (without x) or (1+s)χ²_r
+    (with x), so both hockey-stick divergences are chi-square tail differences:
+
+        δ_add(ε)    = P[χ²_r > c₁/(1+s)] − e^ε P[χ²_r > c₁],       c₁ = (ε + b)/a,
+        δ_remove(ε) = P[χ²_r < c₂]       − e^ε P[χ²_r < c₂/(1+s)], c₂ = (b − ε)/a  (0 if c₂ <= 0).
+
+    Both increase with s (N(0,1) vs N(0,1+s') for s' < s is a post-processing: add N(0, c) noise
+    and rescale), so the worst case over neighbours is s = 1/λ_min(Σ).  Derivation: docs/calibration.md.
+    """
+    from scipy.stats import chi2
+
+    if s <= 0:
+        return 0.0
+    r = int(r)
+    a = s / (2.0 * (1.0 + s))
+    b = 0.5 * r * math.log1p(s)
+    c1 = (epsilon + b) / a
+    # e^ε·P[...] in log space (ε may be large and the tails tiny)
+    d_add = chi2.sf(c1 / (1.0 + s), r) - math.exp(epsilon + chi2.logsf(c1, r))
+    c2 = (b - epsilon) / a
+    d_remove = 0.0 if c2 <= 0 else chi2.cdf(c2, r) - math.exp(epsilon + chi2.logcdf(c2 / (1.0 + s), r))
+    return max(0.0, float(d_add), float(d_remove))
+
+
+@lru_cache(maxsize=1024)
+def sketch_lift_tight(epsilon: float, delta: float, r: int) -> float:
+    """Smallest lift w (singular-value floor of X̃ = [X; w I]) such that the r-row Gaussian sketch
+    Z = Φ X̃ is (ε, δ)-DP for add/remove-one-row neighbours with ‖x‖ <= 1: the root in w of
+    :func:`sketch_delta_for_epsilon` (1/w², r, ε) = δ (λ_min(X̃ᵀX̃) >= w², so s <= 1/w²), returned
+    rounded up by a relative 1e-9 so that the profile at w is <= δ."""
+    from scipy.optimize import brentq
+
+    eps, dl = check_epsilon(epsilon), check_delta(delta)
+    if int(r) != r or r < 1:
+        raise ValueError(f"r must be an integer >= 1, got {r!r}")
+    f = lambda log_w: sketch_delta_for_epsilon(math.exp(-2.0 * log_w), int(r), eps) - dl  # noqa: E731
+    lo, hi = -2.0, 2.0
+    while f(lo) <= 0:
+        lo -= 2.0
+    while f(hi) > 0:
+        hi += 2.0
+    log_w = brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
+    w = math.exp(log_w) * (1.0 + 1e-9)
+    while f(math.log(w)) > 0:     # brentq's root may sit on the wrong side by its tolerance
+        w *= 1.0 + 1e-9
+    return w

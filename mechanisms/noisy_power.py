@@ -76,7 +76,7 @@ import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
-from .calibration import zcdp_rho_for
+from .calibration import gaussian_sigma_tight, zcdp_rho_for
 from .linalg import orthonormalize, random_orthonormal
 
 #: ε <= PAPER_EPS_FACTOR * log(1/δ) is where the paper's σ is proven (ε, δ)-DP by zCDP.
@@ -117,9 +117,13 @@ def noisy_power_row_noise_scale(epsilon: float, delta: float, L: int,
     """Noise std per entry of G_l for the row-level PPM on A = XᵀX (divide by n for XᵀX/n).
 
     ``calibration="paper"``: Δ ε⁻¹ sqrt(4 L log(1/δ)) (Lemma E.5's form, Δ = row sensitivity);
-    ``calibration="zcdp"``: Δ sqrt(L / (2ρ)) with ρ = zcdp_rho_for(ε, δ).  No ||X||_∞ factor.
+    ``calibration="zcdp"``: Δ sqrt(L / (2ρ)) with ρ = zcdp_rho_for(ε, δ);
+    ``calibration="tight"``: gaussian_sigma_tight(Δ, ε, δ, L) (exact profile, dp-accounting).
+    No ||X||_∞ factor.
     """
     delta_ = noisy_power_row_sensitivity(neighbouring)
+    if calibration == "tight":
+        return gaussian_sigma_tight(delta_, epsilon, delta, L)
     if calibration == "paper":
         return delta_ * math.sqrt(4.0 * L * math.log(1.0 / delta)) / epsilon
     if calibration == "zcdp":
@@ -130,6 +134,12 @@ def noisy_power_row_noise_scale(epsilon: float, delta: float, L: int,
 def noisy_power_zcdp_noise_scale(epsilon: float, delta: float, p: int, L: int) -> float:
     """Entry-level σ (multiplied by ||X_{l-1}||_∞ in use) from the exact zCDP inversion: sqrt(pL/(2ρ))."""
     return math.sqrt(p * L / (2.0 * zcdp_rho_for(epsilon, delta)))
+
+
+def noisy_power_tight_noise_scale(epsilon: float, delta: float, p: int, L: int) -> float:
+    """Entry-level σ (multiplied by ||X_{l-1}||_∞ in use) for the exact profile of L Gaussian products
+    of sensitivity sqrt(p)·||X_{l-1}||_∞: gaussian_sigma_tight(sqrt(p), ε, δ, L)."""
+    return gaussian_sigma_tight(math.sqrt(p), epsilon, delta, L)
 
 
 def noisy_power_laplace_scale(epsilon: float, p: int, L: int, *, d: int | None = None,
@@ -175,7 +185,8 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
     noise : "gaussian" (ε, δ) or "laplace" (ε, 0).
     neighbouring : "replace-one-row" (default) or "add-remove-one-row" (row-level, per person), or
         "entry-level" (the paper's Definition E.1: NOT a per-person guarantee; only by name).
-    calibration : "paper" (σ = Δ ε⁻¹ sqrt(4 L' log 1/δ)) or "zcdp" (exact zCDP inversion).
+    calibration : "paper" (σ = Δ ε⁻¹ sqrt(4 L' log 1/δ)), "zcdp" (exact zCDP inversion) or "tight"
+        (smallest σ for the exact Gaussian profile of the L' products, dp-accounting; Gaussian only).
     output : "projected" (extra noisy product, Corollary E.3's B = X_L Y_{L+1}ᵀ) or "first-k".
     return_trace : put every noisy product Y_l into ``release["trace"]`` (for tests and audits).
 
@@ -192,8 +203,11 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
         raise PrivacyInputError(f"neighbouring must be one of {NEIGHBOURINGS}, got {neighbouring!r}")
     if output not in ("projected", "first-k"):
         raise PrivacyInputError(f"output must be 'projected' or 'first-k', got {output!r}")
-    if calibration not in ("paper", "zcdp"):
-        raise PrivacyInputError(f"calibration must be 'paper' or 'zcdp', got {calibration!r}")
+    if calibration not in ("paper", "zcdp", "tight"):
+        raise PrivacyInputError(f"calibration must be 'paper', 'zcdp' or 'tight', got {calibration!r}")
+    if calibration == "tight" and noise != "gaussian":
+        raise PrivacyInputError("calibration='tight' calibrates Gaussian noise; the Laplace variant is "
+                                "pure eps-DP by basic composition (use calibration='paper')")
     p = min(2 * k, d) if p is None else int(p)
     if not (k <= p <= d):
         raise PrivacyInputError(f"p must satisfy k <= p <= d ({k} <= p <= {d}), got {p}")
@@ -209,8 +223,8 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
                 f"the paper's sigma is proven (eps, delta)-DP only for eps <= {PAPER_EPS_FACTOR:.3f}*log(1/delta)"
                 f" = {PAPER_EPS_FACTOR * math.log(1 / dl):.3g}; use calibration='zcdp'")
         if entry:
-            scale = (noisy_power_noise_scale(eps, dl, p, n_products) if calibration == "paper"
-                     else noisy_power_zcdp_noise_scale(eps, dl, p, n_products))
+            scale = {"paper": noisy_power_noise_scale, "zcdp": noisy_power_zcdp_noise_scale,
+                     "tight": noisy_power_tight_noise_scale}[calibration](eps, dl, p, n_products)
         else:
             scale = noisy_power_row_noise_scale(eps, dl, n_products, neighbouring, calibration)
     else:

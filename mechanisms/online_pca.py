@@ -38,6 +38,15 @@ Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (h
   note says: Δ_row = 1 (zero-out) is DTTZ's Algorithm 1, and Δ_row = sqrt(2) under
   replace-one-row (the same scaling as ``analyze_gauss``).  The whole-sequence bound then
   composes m Gaussian releases of sensitivity/std ratio 1/Δ_{ε,δ}.
+* **Tight calibration** (``calibration="tight"``, docs/calibration.md).  Tree: a node is released
+  (noised) only once it is complete, and a complete node at level h holds 2^h <= m elements, so one
+  element enters at most ``floor(log2 m) + 1 = m.bit_length()`` released nodes (row 0 attains it;
+  = 1 + H when m is a power of two, H otherwise); the release is one Gaussian mechanism of
+  sensitivity Δ_row·sqrt(that count), and σ_node is the smallest for its exact profile
+  (:func:`mechanisms.calibration.gaussian_sigma_tight`, dp-accounting).  Algorithm 2: each step's
+  σ is the smallest making that step (ε, δ)-DP at sensitivity Δ_row, and the whole sequence of t
+  steps is reported at its exact composed ε (one Gaussian of ratio sqrt(t)·Δ_row/σ, ε from
+  dp-accounting's privacy-loss distribution).
 * **Regret** (section 2.2): ``OPT = Σ top-k eigenvalues of Σ_t a_t a_tᵀ``,
   ``regret = OPT − Σ_t ||V_tᵀ a_t||²``.  :func:`online_regret_bounds` gives the rates of
   Theorems 8 and 9 with every O(·) constant set to 1 (the paper gives none) — for plotting shapes.
@@ -64,7 +73,8 @@ import numpy as np
 from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
                     check_delta, check_epsilon, check_k)
 from .linalg import random_orthonormal, single_thread_blas, symmetric_gaussian, top_k_eigenvectors
-from .calibration import analyze_gauss_noise_scale, gaussian_sigma, zcdp_to_epsilon
+from .calibration import (analyze_gauss_noise_scale, check_calibration, gaussian_epsilon_tight, gaussian_sigma,
+                          gaussian_sigma_tight, zcdp_to_epsilon)
 
 
 def tree_height(m: int) -> int:
@@ -105,20 +115,52 @@ def row_sensitivity(neighbouring: str) -> float:
     raise PrivacyInputError(f"neighbouring must be one of {NEIGHBOURINGS}, got {neighbouring!r}")
 
 
-def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "zero-out-one-row") -> float:
-    """Per-node noise std making the whole tree release (ε, δ)-DP: gaussian_sigma(Δ_row sqrt(1 + H), ε, δ)."""
+def tree_released_nodes_per_element(m: int) -> int:
+    """Most released (complete) tree nodes one element of an m-element stream enters: floor(log2 m) + 1.
+
+    A complete node at level h covers 2^h <= m positions, so only levels h <= floor(log2 m) can hold
+    a released node containing a given element (one per level); position 0 enters one at each.
+    """
+    if m < 1:
+        raise ValueError(f"horizon must be >= 1, got {m}")
+    return int(m).bit_length()
+
+
+def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "zero-out-one-row",
+                          calibration: str = "paper") -> float:
+    """Per-node noise std making the whole tree release (ε, δ)-DP.
+
+    ``"paper"`` (default): gaussian_sigma(Δ_row sqrt(1 + H), ε, δ) (every element counted in all H + 1
+    levels; classical or zCDP calibration); ``"tight"``: gaussian_sigma_tight(Δ_row, ε, δ,
+    :func:`tree_released_nodes_per_element` (m)) (exact profile, dp-accounting).
+    """
+    if check_calibration(calibration) == "tight":
+        return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta,
+                                    tree_released_nodes_per_element(m))
     return gaussian_sigma(row_sensitivity(neighbouring) * math.sqrt(1 + tree_height(m)), epsilon, delta)
 
 
 def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: float | None = None,
-                                neighbouring: str = "zero-out-one-row") -> float:
-    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ): zCDP composition.
+                                neighbouring: str = "zero-out-one-row", calibration: str = "paper") -> float:
+    """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ).
 
-    ``sigma`` defaults to the per-step σ online_pca uses, ``algorithm1_noise_scale(ε, δ, Δ_row)``."""
+    ``"paper"``: zCDP composition (Bun–Steinke conversion); ``"tight"``: the exact composed profile
+    (one Gaussian of ratio sqrt(m)·Δ_row/σ) by dp-accounting's privacy-loss distribution.
+    ``sigma=None``: the per-step std of that calibration (paper: ``algorithm1_noise_scale(ε, δ, Δ_row)``).
+    """
     sens = row_sensitivity(neighbouring)
+    if check_calibration(calibration) == "tight":
+        sigma = algorithm2_noise_scale_tight(epsilon, delta, neighbouring) if sigma is None else sigma
+        return gaussian_epsilon_tight(sens, sigma, delta, m)
     sigma = algorithm1_noise_scale(epsilon, delta, sens) if sigma is None else sigma
     rho = m * sens ** 2 / (2.0 * sigma ** 2)
     return zcdp_to_epsilon(rho, delta)
+
+
+def algorithm2_noise_scale_tight(epsilon: float, delta: float, neighbouring: str = "add-remove-one-row") -> float:
+    """``calibration="tight"`` per-step std of Algorithm 2: the smallest σ making one step (ε, δ)-DP
+    at sensitivity Δ_row (the ``"paper"`` one is :func:`algorithm1_noise_scale`, sensitivity 1)."""
+    return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta)
 
 
 class TreeAggregator:
@@ -212,7 +254,8 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
 
 def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                tree: bool = True, horizon: int | None = None, neighbouring: str = "zero-out-one-row",
-               clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True) -> MechanismOutput:
+               clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True,
+               calibration: str = "paper") -> MechanismOutput:
     """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
 
     ``stream``: an m x d array or an iterable of length-d rows (L2 norm <= 1; ``clip=True`` scales
@@ -229,7 +272,9 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     first t steps against the best fixed subspace of those t rows), ``n_clipped`` and tree counters.
     ``keep_subspaces=False`` / ``keep_curves=False`` leave out the length-m arrays (``subspaces``;
     ``gains`` and ``regret_curve``) so that both parts hold scalars only (for result records).
+    ``calibration``: "paper" (default) or "tight" (module docstring).
     """
+    calibration = check_calibration(calibration)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     sens = row_sensitivity(neighbouring)
@@ -249,10 +294,11 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     k = check_k(k, d)
 
     if tree:
-        sigma = tree_node_noise_scale(eps, dl, m, neighbouring)
+        sigma = tree_node_noise_scale(eps, dl, m, neighbouring, calibration)
         agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sigma, rng))
     else:
-        sigma = algorithm1_noise_scale(eps, dl, sens)   # each step (eps, dl)-DP under `neighbouring`
+        sigma = (algorithm1_noise_scale(eps, dl, sens) if calibration == "paper"   # each step (eps, dl)-DP
+                 else algorithm2_noise_scale_tight(eps, dl, neighbouring))         # under `neighbouring`
         C = np.zeros((d, d))
 
     V = random_orthonormal(d, k, rng)
@@ -301,12 +347,16 @@ def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float,
                                      note=f"tree-based aggregation: whole sequence (eps, delta)-DP "
                                           f"({neighbouring}: event-level stream neighbours, same positions)")
     else:
-        eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring)
+        eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring, calibration)
         release.update(noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total)
         guarantee = PrivacyGuarantee(eps_total, dl, neighbouring, exact=False,
                                      note=f"Algorithm 2: each step ({eps}, {dl})-DP under {neighbouring} "
                                           f"(sigma = {sigma:.6g} for row sensitivity {sens:.6g}); whole "
-                                          f"sequence bounded by zCDP composition over {t} releases")
+                                          "sequence bounded by "
+                                          + ("zCDP composition" if calibration == "paper" else
+                                             "the exact Gaussian composition (dp-accounting PLD)")
+                                          + f" over {t} releases")
+    release["calibration"] = calibration
     return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
 
 

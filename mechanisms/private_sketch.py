@@ -28,6 +28,15 @@ implement (every reconstruction is flagged; see ``docs/mechanisms_other.md``):
    (Upadhyay's Figure 2 is stated for symmetric matrices and uses the minimal-residual method to
    solve for the projection; for PCA of XᵀX the Gram form above is the direct analogue.)
 
+**Tight calibration** (``calibration="tight"``; derivation in ``docs/calibration.md``).  The release
+is Z alone, r i.i.d. rows N(0, XᵀX + w²I).  Adding a row x changes the covariance by xxᵀ; after
+whitening, the two laws differ along one direction only, as r draws of N(0, 1) against N(0, 1 + s),
+s = xᵀ(XᵀX + w²I)⁻¹x <= 1/w².  Their exact privacy profile is a difference of chi-square tails
+(:func:`mechanisms.calibration.sketch_delta_for_epsilon`), increasing in s, so the smallest lift is
+the root w of δ_r(ε; s = 1/w²) = δ (:func:`mechanisms.calibration.sketch_lift_tight`): w ≈ 2.65 at
+ε = 2, δ = 1e-5, r = 11, against 1,547 from the reconstructed formula.  This guarantee is exact
+(``exact=True``): it needs no constant from the paper.
+
 **Neighbouring relation:** ``"add-remove-one-row"`` (adding a row x is the rank-one change
 ``X̃ᵀX̃ + xxᵀ`` with ``||x|| <= 1``, exactly Blocki et al.'s "each row changes by at most a norm-1
 vector" after padding with a zero row; Z's law depends on X only through X̃ᵀX̃).  Replacing a row
@@ -51,6 +60,7 @@ import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
+from .calibration import check_calibration, sketch_lift_tight
 from .linalg import fix_signs, orthonormalize
 
 
@@ -118,16 +128,19 @@ def _chunks(rows: Any, chunk_size: int) -> Iterable[np.ndarray]:
 
 def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                    sketch_size: int | None = None, oversample: int = 10, clip: bool = False,
-                   chunk_size: int = 4096) -> MechanismOutput:
+                   chunk_size: int = 4096, calibration: str = "paper") -> MechanismOutput:
     """Single-pass private PCA sketch (Upadhyay 2014, sections 3–4; Blocki et al. 2012 lifting).
 
     ``rows``: an n x d array, or any iterable of rows (length-d) or chunks (b x d), consumed exactly
     once.  ``sketch_size`` r (default ``k + oversample``, must satisfy r >= k).
-    Guarantee: (ε, δ)-DP, add-remove-one-row, ``exact=False`` and ``status="unverified constants"``
-    (reconstructed constants, see module docstring).  Every chunk, whatever container the rows
-    arrive in, goes through the shared row-norm check ``check_data``.  Release and diagnostics
-    fields: see the module docstring.
+    Guarantee: (ε, δ)-DP, add-remove-one-row.  ``calibration="paper"`` (default): w of
+    :func:`private_sketch_lift` (reconstructed constants: ``exact=False``, ``status="unverified
+    constants"``); ``"tight"``: the smallest w for the exact profile of Z
+    (:func:`mechanisms.calibration.sketch_lift_tight`, ``exact=True``, proven).  Every chunk, whatever
+    container the rows arrive in, goes through the shared row-norm check ``check_data``.  Release and
+    diagnostics fields: see the module docstring.
     """
+    calibration = check_calibration(calibration)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     pre_clipped = 0
@@ -143,7 +156,7 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     r = default_sketch_size(k, d, oversample) if sketch_size is None else int(sketch_size)
     if r < k:
         raise PrivacyInputError(f"sketch_size must satisfy r >= k = {k}, got {r}")
-    w = private_sketch_lift(eps, dl, r)
+    w = private_sketch_lift(eps, dl, r) if calibration == "paper" else sketch_lift_tight(eps, dl, r)
 
     sk = GaussianRowSketch(d, r, rng, clip=clip)
     sk.update(first)
@@ -161,11 +174,17 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
     W = W[:, ::-1][:, :k]
     V = fix_signs(orthonormalize(Q @ W))
 
-    guarantee = PrivacyGuarantee(
-        eps, dl, "add-remove-one-row", exact=False,
-        note="Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
-             "reconstructed (Upadhyay 2014 text lost them)", status="unverified constants")
+    if calibration == "paper":
+        guarantee = PrivacyGuarantee(
+            eps, dl, "add-remove-one-row", exact=False,
+            note="Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
+                 "reconstructed (Upadhyay 2014 text lost them)", status="unverified constants")
+    else:
+        guarantee = PrivacyGuarantee(
+            eps, dl, "add-remove-one-row", exact=True,
+            note="Gaussian sketch Z = Phi [X; wI]: w the smallest lift for the exact chi-square "
+                 "privacy profile of Z (docs/calibration.md)")
     release: dict[str, Any] = {"status": "ok", "lift": w, "noise_scale": w, "sketch_size": r,
-                               "projected_eigenvalues": evals[::-1][:k].copy()}
+                               "projected_eigenvalues": evals[::-1][:k].copy(), "calibration": calibration}
     diagnostics = {"n_rows": sk.n_seen, "n_clipped": sk.n_clipped + pre_clipped, "state_nbytes": sk.state_nbytes}
     return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)

@@ -18,11 +18,13 @@ Privacy (a choice, derived here; the paper's streaming result is non-private):
   (see ``mechanisms/noisy_power.py``), and blocks are disjoint, so by parallel composition (the
   later iterations only see earlier *released* iterates) the whole run is (ε, δ)-DP for
   replace-one-row — no composition over L is needed.  Rows beyond the last full block are not read.
+  ``calibration="tight"``: the same release, σ the smallest for the exact Gaussian profile at
+  sensitivity sqrt(2)/B (:func:`mechanisms.calibration.gaussian_sigma_tight`, dp-accounting).
 
 Release: ``status``, ``iterations`` (L), ``block_size``, ``samples_used`` (L·B; n is public under
-replace-one-row), ``p``, ``noise_scale`` (σ: a function of ε, δ, B only; 0 if non-private).
-Diagnostics (not private): ``n_clipped``.  Every block (whatever container the stream arrives in,
-:class:`PreparedData` included) goes through the shared row-norm check ``check_data``.
+replace-one-row), ``p``, ``noise_scale`` (σ: a function of ε, δ, B only; 0 if non-private),
+``calibration``.  Diagnostics (not private): ``n_clipped``.  Every block (whatever container the
+stream arrives in, :class:`PreparedData` included) goes through the shared row-norm check ``check_data``.
 """
 
 from __future__ import annotations
@@ -36,13 +38,15 @@ from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInpu
                     check_delta, check_epsilon, check_k)
 from .linalg import orthonormalize, random_orthonormal
 from .metrics import projector_distance
-from .calibration import gaussian_sigma
+from .calibration import check_calibration, gaussian_sigma, gaussian_sigma_tight
 
 
-def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int) -> float:
-    """σ of the private streaming variant: gaussian_sigma(sqrt(2)/B, ε, δ) (one Gaussian mechanism per
-    disjoint block; parallel composition)."""
-    return gaussian_sigma(math.sqrt(2.0) / block_size, epsilon, delta)
+def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int, calibration: str = "paper") -> float:
+    """σ of the private streaming variant (one Gaussian mechanism per disjoint block; parallel
+    composition): ``"paper"`` gaussian_sigma(sqrt(2)/B, ε, δ) (classical or zCDP, whichever is
+    smaller); ``"tight"`` gaussian_sigma_tight(sqrt(2)/B, ε, δ) (exact profile, dp-accounting)."""
+    sigma = gaussian_sigma if check_calibration(calibration) == "paper" else gaussian_sigma_tight
+    return sigma(math.sqrt(2.0) / block_size, epsilon, delta)
 
 
 def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
@@ -69,21 +73,24 @@ def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
 
 def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size: int,
                     iterations: int | None = None, p: int | None = None, d: int | None = None,
-                    epsilon: float | None = None, delta: float = 1e-6, clip: bool = False) -> MechanismOutput:
+                    epsilon: float | None = None, delta: float = 1e-6, clip: bool = False,
+                    calibration: str = "paper") -> MechanismOutput:
     """Block streaming power method (Hardt–Price Theorem 3.2 / appendix D); optional private variant.
 
     ``stream``: n x d array, :class:`PreparedData`, or iterable of rows/chunks, read once.  ``iterations`` L: number of blocks
     to consume (default: as many full blocks as the stream holds).  ``p`` (default k) columns are
     iterated; the output is the first k columns of X_L.  Release and diagnostics fields: see the
-    module docstring.
+    module docstring.  ``calibration``: "paper" (default) or "tight" (see
+    :func:`streaming_power_noise_scale`; ignored when non-private).
     """
+    calibration = check_calibration(calibration)
     if block_size < 1:
         raise PrivacyInputError(f"block_size must be >= 1, got {block_size}")
     private = epsilon is not None
     if private:
         eps = check_epsilon(epsilon)
         dl = check_delta(delta)
-        sigma = streaming_power_noise_scale(eps, dl, block_size)
+        sigma = streaming_power_noise_scale(eps, dl, block_size, calibration)
     else:
         sigma = 0.0
     bound = 1.0 if private else float("inf")
@@ -119,7 +126,7 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
     else:
         guarantee = PrivacyGuarantee(float("inf"), 0.0, "none", note="non-private streaming PCA")
     release = {"status": "ok", "iterations": L, "block_size": block_size, "samples_used": L * block_size,
-               "p": p, "noise_scale": sigma}
+               "p": p, "noise_scale": sigma, "calibration": calibration if private else None}
     return MechanismOutput(components=Xl[:, :k].copy(), guarantee=guarantee, release=release,
                            diagnostics={"n_clipped": n_clipped + pre_clipped})
 

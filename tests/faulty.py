@@ -11,7 +11,7 @@ import os
 from mechanisms.mod_sulq import mod_sulq
 
 
-def crashing_mod_sulq(X, k, *, rng, epsilon, delta, clip=False):
+def crashing_mod_sulq(X, k, *, rng, epsilon, delta, clip=False, **params):
     path = os.environ["PRIVPCA_TEST_CRASH_FILE"]
     crash_at = int(os.environ["PRIVPCA_TEST_CRASH_AT"])
     with open(path, "a+") as fh:
@@ -22,4 +22,4 @@ def crashing_mod_sulq(X, k, *, rng, epsilon, delta, clip=False):
         fh.flush()
     if count == crash_at:
         os._exit(13)          # a worker dying without cleanup, as on SIGKILL or OOM
-    return mod_sulq(X, k, rng=rng, epsilon=epsilon, delta=delta, clip=clip)
+    return mod_sulq(X, k, rng=rng, epsilon=epsilon, delta=delta, clip=clip, **params)   # e.g. calibration

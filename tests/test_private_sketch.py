@@ -141,7 +141,8 @@ def test_release_does_not_reveal_n():
     for n, out in outs.items():
         assert out.diagnostics["n_rows"] == n
         assert n not in [v for v in out.release.values() if isinstance(v, int)]
-        assert set(out.release) == {"status", "lift", "noise_scale", "sketch_size", "projected_eigenvalues"}
+        assert set(out.release) == {"status", "lift", "noise_scale", "sketch_size", "projected_eigenvalues",
+                                "calibration"}
 
 
 def test_bad_inputs():
