@@ -129,8 +129,15 @@ def _group_key(cfg: DictConfig, n: int, subset: int, restart: int) -> dict:
     (n_chains = 1) for this release; the group's chains served the diagnostics."""
     params = mechanism_params(cfg)
     params["n_chains"] = 1
+    params.update(_group_extra_params(cfg))
     return run_key(cfg, n=int(n), subset=int(subset), restart=int(restart), mechanism_params=params,
                    restarts_as_chains=True)
+
+
+def _group_extra_params(cfg: DictConfig) -> dict:
+    """``scale.ppca_sweeps_per_iteration`` (Givens sweeps per iteration of the fast chain), when set."""
+    spi = cfg.scale.get("ppca_sweeps_per_iteration")
+    return {} if spi is None else {"sweeps_per_iteration": int(spi)}
 
 
 _WORKER_DATASET: dict = {}
@@ -154,6 +161,7 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
     params = mechanism_params(cfg)
     params.pop("n_chains", None)
     params["progress"] = False
+    params.update(_group_extra_params(cfg))
     streams = [mechanism_stream(cfg.seed, subset, r, n) for r in missing]
     outs = ppca_restarts(data, int(cfg.k), rngs=[np.random.default_rng(st) for st in streams],
                          clip=bool(cfg.clip_rows), **params)

@@ -65,7 +65,7 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
                             n_chains: int = 4, start: str = "uniform", progress: bool | None = None,
                             record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
                             min_ess: float | None = None, warn: bool = True,
-                            n_clipped: int = 0) -> MechanismOutput:
+                            n_clipped: int = 0, sweeps_per_iteration: int | None = None) -> MechanismOutput:
     """PPCA given A = XᵀX/n and n (no data validation: use :func:`ppca` for raw data)."""
     eps = check_epsilon(epsilon)
     A = np.asarray(A, dtype=np.float64)
@@ -101,7 +101,8 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     if not (0 <= burn_in < iterations):
         raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
     res = run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=n_chains, iterations=iterations,
-                             record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}")
+                             record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}",
+                             sweeps_per_iteration=sweeps_per_iteration)
     trace = res["energy"][:, burn_in:] / scale  # q_F(V(t)) = tr(VᵀAV)
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
@@ -134,7 +135,7 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
          iterations: int = 20000, burn_in: int | None = None, n_chains: int = 4, start: str = "uniform",
          clip: bool = False, progress: bool | None = None, record_every: int = 100,
          rhat_threshold: float = RHAT_THRESHOLD, min_ess: float | None = None,
-         warn: bool = True) -> MechanismOutput:
+         warn: bool = True, sweeps_per_iteration: int | None = None) -> MechanismOutput:
     """PPCA (CSS 2013 Algorithm 2): sample V ~ BMF(n ε/2 · XᵀX/n).
 
     Parameters
@@ -145,8 +146,8 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     rng : numpy Generator (the only source of randomness; fixed seed ⇒ identical output).
     sampler : "auto" | "exact" | "gibbs" | "reference" (see module docstring).
     iterations : MCMC iterations per chain (CSS 2013 used T = 20,000). One "gibbs" iteration is
-        ``bingham.GIBBS_SWEEPS_PER_ITERATION`` (2) Givens sweeps; one "reference" iteration is one
-        pass of exact column updates (Hoff 2009).
+        ``sweeps_per_iteration`` Givens sweeps (default ``bingham.GIBBS_SWEEPS_PER_ITERATION`` = 2);
+        one "reference" iteration is one pass of exact column updates (Hoff 2009).
     burn_in : iterations discarded before computing R̂/ESS (default iterations // 2).
     n_chains : chains run from uniform starts; chain 0 is released.
     progress : tqdm bar; None = auto (on a TTY and CI unset).
@@ -162,7 +163,8 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     return ppca_from_second_moment(A, n, k, epsilon=eps, rng=rng, sampler=sampler, iterations=iterations,
                                    burn_in=burn_in, n_chains=n_chains, start=start, progress=progress,
                                    record_every=record_every, rhat_threshold=rhat_threshold,
-                                   min_ess=min_ess, warn=warn, n_clipped=n_clipped)
+                                   min_ess=min_ess, warn=warn, n_clipped=n_clipped,
+                                   sweeps_per_iteration=sweeps_per_iteration)
 
 
 _RESTART_NOTE = ("epsilon-DP (replace-one-row) holds only for an exact draw from BMF(n*eps/2*A); "
@@ -179,7 +181,8 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
                                      start: str = "uniform", progress: bool | None = None,
                                      record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
                                      min_ess: float | None = None, warn: bool = True,
-                                     n_clipped: int = 0) -> list[MechanismOutput]:
+                                     n_clipped: int = 0,
+                                     sweeps_per_iteration: int | None = None) -> list[MechanismOutput]:
     """``len(rngs)`` independent PPCA releases (restarts) on the same A, diagnosed together.
 
     Restart r is **exactly** the single-chain release
@@ -236,7 +239,8 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
         # the call ppca_from_second_moment(..., n_chains=1, rng=rng) makes, with the same stream use
         runs.append(run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=1, iterations=iterations,
                                        record_every=record_every, progress=progress,
-                                       desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}"))
+                                       desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}",
+                                       sweeps_per_iteration=sweeps_per_iteration))
     trace = np.concatenate([res["energy"] for res in runs], axis=0)[:, burn_in:] / scale
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
@@ -275,7 +279,7 @@ def ppca_restarts(X: Any, k: int, *, epsilon: float, rngs: Sequence[np.random.Ge
                   start: str = "uniform", clip: bool = False, progress: bool | None = None,
                   record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
                   min_ess: float | None = None, warn: bool = True,
-                  n_chains: int | None = None) -> list[MechanismOutput]:
+                  n_chains: int | None = None, sweeps_per_iteration: int | None = None) -> list[MechanismOutput]:
     """Several independent PPCA releases (CSS 2013 Algorithm 2) on the same data, one per generator
     in ``rngs``, each the final state of its own chain; see :func:`ppca_restarts_from_second_moment`.
 
@@ -294,7 +298,7 @@ def ppca_restarts(X: Any, k: int, *, epsilon: float, rngs: Sequence[np.random.Ge
                                             iterations=iterations, burn_in=burn_in, start=start,
                                             progress=progress, record_every=record_every,
                                             rhat_threshold=rhat_threshold, min_ess=min_ess, warn=warn,
-                                            n_clipped=n_clipped)
+                                            n_clipped=n_clipped, sweeps_per_iteration=sweeps_per_iteration)
 
 
 def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_chains: int = 5,

@@ -17,24 +17,26 @@ def _data(n=400, d=6, seed=0):
     return X / np.linalg.norm(X, axis=1, keepdims=True).max()
 
 
-@pytest.mark.parametrize("sampler", ["gibbs", "reference"])
-def test_each_restart_is_bit_identical_to_a_single_chain_release(sampler):
+@pytest.mark.parametrize("sampler,sweeps", [("gibbs", None), ("gibbs", 1), ("reference", None)])
+def test_each_restart_is_bit_identical_to_a_single_chain_release(sampler, sweeps):
     # the property that makes every restart record keep its own guarantee: restart r IS the
     # single-chain release with stream r (same final state, bit for bit), whatever the other restarts
     X = PreparedData(_data())
     streams = [[7, 1, 0, r] for r in range(3)]
     outs = ppca_restarts(X, 2, epsilon=1.0, rngs=[np.random.default_rng(s) for s in streams],
-                         sampler=sampler, iterations=40, progress=False, warn=False)
+                         sampler=sampler, iterations=40, progress=False, warn=False, sweeps_per_iteration=sweeps)
     assert len(outs) == 3
     for r, (s, out) in enumerate(zip(streams, outs)):
         single = ppca(X, 2, epsilon=1.0, rng=np.random.default_rng(s), sampler=sampler, iterations=40,
-                      n_chains=1, progress=False, warn=False)
+                      n_chains=1, progress=False, warn=False, sweeps_per_iteration=sweeps)
         assert np.array_equal(out.components, single.components)
         assert out.info["restart_index"] == r and out.info["restarts_in_group"] == 3
+        if sampler == "gibbs":
+            assert out.info["sweeps_per_iteration"] == (sweeps or 2)
         assert out.guarantee.epsilon == 1.0 and out.guarantee.delta == 0.0 and not out.guarantee.exact
     # a group of one (resume of a single missing restart) gives the same release as well
     alone = ppca_restarts(X, 2, epsilon=1.0, rngs=[np.random.default_rng(streams[1])], sampler=sampler,
-                          iterations=40, progress=False, warn=False)[0]
+                          iterations=40, progress=False, warn=False, sweeps_per_iteration=sweeps)[0]
     assert np.array_equal(alone.components, outs[1].components)
 
 
