@@ -341,6 +341,7 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
                   "concentration": ppca_concentration(data.X.shape[0], float(cfg.epsilon)),
                   "top_concentration": res["concentration"], "rhat": res["rhat"], "ess": res["ess"],
                   "converged": res["converged"], "sampler_seconds": res["seconds"],
+                  "sweeps_per_iteration": res.get("sweeps_per_iteration"),
                   "traces": {"iterations": res["T"], "log_F": res["log_F"],
                              "q_F_thinned": res["q_F"][:, every - 1::every]}}
         written = store.write(make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key))[1]

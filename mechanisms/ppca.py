@@ -334,4 +334,5 @@ def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_ch
         "rhat": float("nan"), "ess": float("nan"), "converged": False}
     return {"T": res["record_iterations"], "log_F": np.log(res["F"]), "q_F": qF,
             "rhat": diag["rhat"], "ess": diag["ess"], "converged": diag["converged"],
-            "seconds": res["seconds"], "sampler": sampler, "concentration": float(scale * evals[-1])}
+            "seconds": res["seconds"], "sampler": sampler, "concentration": float(scale * evals[-1]),
+            "sweeps_per_iteration": res["sweeps_per_iteration"]}
