@@ -52,15 +52,16 @@ if [ ${#gibbs[@]} -gt 0 ]; then
 fi
 # Figures 3-4, PPCA: the (n, subset) groups of one data set over JOBS workers, census (longest) first
 for ds in census insurance kddcup localization; do
-  [[ " ${uci[*]} " == *" $ds "* ]] && run experiment=utility_vs_n mechanism=ppca "dataset=$ds" "workers=$JOBS" \
-      "scale=$SCALE"
+  if [[ " ${uci[*]} " == *" $ds "* ]]; then
+    run experiment=utility_vs_n mechanism=ppca "dataset=$ds" "workers=$JOBS" "scale=$SCALE"
+  fi
 done
 [ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
       mechanism=pca,mod_sulq,random "scale=$SCALE"
 sweep experiment=utility_vs_epsilon mechanism=pca,mod_sulq,ppca "scale=$SCALE"
 [ ${#cls[@]} -gt 0 ] && sweep experiment=classification "dataset=$(list "${cls[@]}")" \
       mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
-[ -n "$gibbs_pid" ] && wait "$gibbs_pid"
+if [ -n "$gibbs_pid" ]; then wait "$gibbs_pid"; fi
 if [ "$EXTRAS" = 1 ]; then
   # beyond the paper (synthetic data): dimension scaling and online regret
   sweep experiment=dimension_scaling mechanism=pca,ppca,mod_sulq,analyze_gauss,noisy_power,subspace_approx "scale=$SCALE"
