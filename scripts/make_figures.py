@@ -83,9 +83,14 @@ def fig2_label(row) -> str:
     if row.get("sampler") == "reference":
         return f"Hoff column Gibbs (reference): 1 iteration = {k} exact column draws"
     sweeps = row.get("sweeps_per_iteration")
-    sweeps = 2 if sweeps is None or (isinstance(sweeps, float) and np.isnan(sweeps)) else int(sweeps)
+    sweeps = 2 if _missing(sweeps) else int(sweeps)
+    pairs = "" if _missing(row.get("d")) else f" = {k * (int(row['d']) - k):,}"
     return (f"Givens chain (fast): 1 iteration = {sweeps} sweep{'s' if sweeps > 1 else ''} "
-            f"of all k(d-k) = {k * (int(row['d']) - k):,} rotations")
+            f"of all k(d-k){pairs} rotations")
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
 
 
 def fig2(df: pd.DataFrame, out: Path):
@@ -112,8 +117,10 @@ def fig2(df: pd.DataFrame, out: Path):
                         label=f"{fig2_label(row)} ({len(chains)} chains)" if i == 0 else None)
         ax.axhline(np.log(0.01), color="k", ls=":", lw=0.8, label="F = 0.01")
         r0 = rows.iloc[0]
-        ax.set_title(f"{ds} (k = {int(r0['k'])}, d = {int(r0['d'])}, n = {int(r0['n']):,}, "
-                     f"ε = {float(r0['epsilon']):g})")
+        parts = [f"k = {int(r0['k'])}"] + [f"{lab} = {fmt(r0.get(col))}" for col, lab, fmt in
+                                          (("d", "d", lambda v: f"{int(v)}"), ("n", "n", lambda v: f"{int(v):,}"),
+                                           ("epsilon", "ε", lambda v: f"{float(v):g}")) if not _missing(r0.get(col))]
+        ax.set_title(f"{ds} ({', '.join(parts)})")
         ax.set_xlabel("iteration T (unit: see legend)")
         ax.set_ylabel("log F_k^i(T)")
         ax.legend(fontsize=6.5, loc="upper right")
