@@ -7,7 +7,9 @@
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
 # Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
 #   GIBBS_SAMPLERS (Figure 2 samplers, default gibbs,reference),
-#   EXTRAS (1 = also the beyond-the-paper experiments; default 1 for quick, 0 for paper).
+#   EXTRAS (1 = also the beyond-the-paper experiments; default 1 for quick, 0 for paper),
+#   PPCA_SWEEPS (Givens sweeps per iteration of the Figures 3-4 PPCA chains; default: the scale's
+#   ppca_sweeps_per_iteration, null = 2; see docs/sampler.md for the mixing measurements).
 # The total wall time is printed and written to $RESULTS_DIR/wall_time_<scale>.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +55,8 @@ fi
 # Figures 3-4, PPCA: the (n, subset) groups of one data set over JOBS workers, census (longest) first
 for ds in census insurance kddcup localization; do
   if [[ " ${uci[*]} " == *" $ds "* ]]; then
-    run experiment=utility_vs_n mechanism=ppca "dataset=$ds" "workers=$JOBS" "scale=$SCALE"
+    run experiment=utility_vs_n mechanism=ppca "dataset=$ds" "workers=$JOBS" "scale=$SCALE" \
+        ${PPCA_SWEEPS:+"scale.ppca_sweeps_per_iteration=$PPCA_SWEEPS"}
   fi
 done
 [ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
