@@ -56,7 +56,7 @@ fi
 for ds in census insurance kddcup localization; do
   if [[ " ${uci[*]} " == *" $ds "* ]]; then
     run experiment=utility_vs_n mechanism=ppca "dataset=$ds" "workers=$JOBS" "scale=$SCALE" \
-        ${PPCA_SWEEPS:+"scale.ppca_sweeps_per_iteration=$PPCA_SWEEPS"}
+        ${PPCA_SWEEPS:+"++scale.ppca_sweeps_per_iteration=$PPCA_SWEEPS"}
   fi
 done
 [ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
