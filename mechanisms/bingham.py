@@ -29,8 +29,8 @@ Three samplers live here.
     Hoff (2009)'s column-wise Gibbs sampler: for each column j, the full conditional
     of v_j given the other columns is the vector Bingham on the unit sphere of the
     null space N of the other columns with parameter NᵀBN.  We draw it with the
-    exact k = 1 sampler above (Hoff and CSS 2013 used an inner coordinate-wise Gibbs
-    sweep instead; an exact conditional draw mixes at least as well).  Each sweep
+    exact k = 1 ACG sampler above (Cholesky proposals, ``sample_vector_bingham_cholesky``) (Hoff and CSS 2013 used an inner coordinate-wise Gibbs
+    sweep instead, ``rstiefel_gibbs_sweep``; an exact conditional draw mixes at least as well).  Each sweep
     costs k × (complete QR + NᵀBN + eigh of a (d−k+1)-square matrix) = O(k d³).
     This is the baseline: simple and obviously correct.
 
