@@ -54,6 +54,7 @@ class RunConfig:
     quiet: bool = False
     ppca_iterations: int = MISSING
     progress: Optional[bool] = None
+    workers: int = 1
 
 
 def register_schema() -> None:
@@ -70,6 +71,7 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "subset": (lambda v: v >= 0, "a non-negative integer"),
     "restart": (lambda v: v >= 0, "a non-negative integer"),
     "ppca_iterations": (lambda v: v >= 1, "an integer >= 1"),
+    "workers": (lambda v: v >= 1, "an integer >= 1 (processes for the utility_vs_n groups)"),
 }
 
 

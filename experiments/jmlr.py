@@ -25,8 +25,8 @@ from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
 from .progress import progress_bar
 from .results import ResultStore
-from .runners import (emit, evaluate_mechanism, make_record, mechanism_rng, mechanism_stream, output_fields,
-                      results_root, run_key, subset_rng, subset_stream)
+from .runners import (emit, evaluate_mechanism, make_record, mechanism_params, mechanism_rng, mechanism_stream,
+                      output_fields, results_root, run_key, subset_rng, subset_stream)
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,14 @@ def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: 
 
 
 def run_utility_vs_n(cfg: DictConfig) -> dict:
-    """Figures 3-4: for n on a log grid, ``scale.subsets`` random subsets, restarts per mechanism."""
+    """Figures 3-4: for n on a log grid, ``scale.subsets`` random subsets, restarts per mechanism.
+
+    PPCA by MCMC with ``scale.ppca_restarts_as_chains`` (paper scale): the missing restarts of one
+    (n, subset) are the chains of one :func:`mechanisms.ppca.ppca_restarts` call (each released
+    restart is exactly a single-chain release with its own stream; R̂/ESS across the group), and
+    the (n, subset) groups are spread over ``workers`` processes.  One record per
+    (n, subset, restart) either way, written atomically as soon as its group finishes.
+    """
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     total = dataset.X.shape[0]
     grid = list(cfg.experiment.n_grid) if cfg.experiment.n_grid else n_grid(total, cfg.scale.n_min,
@@ -87,23 +94,119 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
     restarts = restarts_for(cfg)
     subsets = int(cfg.scale.subsets)
 
-    def points():
-        for n in grid:
-            for s in range(subsets):
-                stream = subset_stream(cfg.seed, s, n)
+    if _restarts_as_chains(cfg):
+        written = _ppca_groups(cfg, dataset, grid, subsets, restarts)
+    else:
+        def points():
+            for n in grid:
+                for s in range(subsets):
+                    stream = subset_stream(cfg.seed, s, n)
 
-                def make(n=n, stream=stream):
-                    X, _, _ = subsample(dataset.X, n, np.random.default_rng(stream))
-                    return PreparedData(X, clip=bool(cfg.clip_rows))
-                for r in range(restarts):
-                    yield ({"n": int(n), "subset": s, "restart": r, "subset_stream": stream},
-                           mechanism_stream(cfg.seed, s, r, n), (n, s), make)
+                    def make(n=n, stream=stream):
+                        X, _, _ = subsample(dataset.X, n, np.random.default_rng(stream))
+                        return PreparedData(X, clip=bool(cfg.clip_rows))
+                    for r in range(restarts):
+                        yield ({"n": int(n), "subset": s, "restart": r, "subset_stream": stream},
+                               mechanism_stream(cfg.seed, s, r, n), (n, s), make)
 
-    written = _sweep(cfg, dataset, points(), len(grid) * subsets * restarts,
-                     f"{cfg.mechanism.name}/{cfg.dataset.name}")
+        written = _sweep(cfg, dataset, points(), len(grid) * subsets * restarts,
+                         f"{cfg.mechanism.name}/{cfg.dataset.name}")
     df = ResultStore(results_root(cfg)).load(experiment="utility_vs_n", dataset=dataset.name,
                                              mechanism=cfg.mechanism.name, scale=cfg.scale.name)
     return _finish(cfg, "utility_vs_n", written, _summary(df, ["n"]) if len(df) else df)
+
+
+def _restarts_as_chains(cfg: DictConfig) -> bool:
+    """PPCA by MCMC (not the exact k = 1 sampler) with ``scale.ppca_restarts_as_chains`` set."""
+    if cfg.mechanism.name != "ppca" or not bool(cfg.scale.get("ppca_restarts_as_chains", False)):
+        return False
+    sampler = str(cfg.mechanism.fn.get("sampler", "auto"))
+    return not (sampler == "exact" or (sampler == "auto" and int(cfg.k) == 1))
+
+
+def _group_key(cfg: DictConfig, n: int, subset: int, restart: int) -> dict:
+    """Run key of one restart released from a restarts-as-chains group: the mechanism ran ONE chain
+    (n_chains = 1) for this release; the group's chains served the diagnostics."""
+    params = mechanism_params(cfg)
+    params["n_chains"] = 1
+    params.update(_group_extra_params(cfg))
+    return run_key(cfg, n=int(n), subset=int(subset), restart=int(restart), mechanism_params=params,
+                   restarts_as_chains=True)
+
+
+def _group_extra_params(cfg: DictConfig) -> dict:
+    """``scale.ppca_sweeps_per_iteration`` (Givens sweeps per iteration of the fast chain), when set."""
+    spi = cfg.scale.get("ppca_sweeps_per_iteration")
+    return {} if spi is None else {"sweeps_per_iteration": int(spi)}
+
+
+_WORKER_DATASET: dict = {}
+
+
+def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int]) -> int:
+    """Run the missing restarts of one (n, subset) as one ppca_restarts call; write one record each."""
+    from mechanisms.ppca import ppca_restarts
+
+    if dataset is None:  # in a worker process: load once per process
+        name = OmegaConf.to_yaml(cfg.dataset)
+        if name not in _WORKER_DATASET:
+            _WORKER_DATASET.clear()
+            _WORKER_DATASET[name] = load_configured(cfg.dataset, cfg.data_dir)
+        dataset = _WORKER_DATASET[name]
+    t0 = time.perf_counter()
+    stream = subset_stream(cfg.seed, subset, n)
+    X, _, _ = subsample(dataset.X, n, np.random.default_rng(stream))
+    data = PreparedData(X, clip=bool(cfg.clip_rows))
+    t_data = time.perf_counter() - t0
+    params = mechanism_params(cfg)
+    params.pop("n_chains", None)
+    params["progress"] = False
+    params.update(_group_extra_params(cfg))
+    streams = [mechanism_stream(cfg.seed, subset, r, n) for r in missing]
+    outs = ppca_restarts(data, int(cfg.k), rngs=[np.random.default_rng(st) for st in streams],
+                         clip=bool(cfg.clip_rows), **params)
+    store = ResultStore(results_root(cfg))
+    written = 0
+    for r, st, out in zip(missing, streams, outs):
+        fields = output_fields(cfg, out, data, out.diagnostics["seconds"])
+        fields["mechanism_stream"] = list(st)
+        fields.update(n=int(n), subset=int(subset), restart=int(r), subset_stream=stream,
+                      restarts_as_chains=True, group_restarts=list(map(int, missing)),
+                      group_data_seconds=t_data)
+        key = _group_key(cfg, n, subset, r)
+        written += store.write(make_record(cfg, dataset, X, fields, t_data / len(missing) + out.diagnostics["seconds"],
+                                           key))[1]
+    return written
+
+
+def _ppca_groups(cfg: DictConfig, dataset, grid: list[int], subsets: int, restarts: int) -> int:
+    """All (n, subset) groups with missing restarts, largest first, over ``cfg.workers`` processes."""
+    store = ResultStore(results_root(cfg))
+    groups = []
+    for n in grid:
+        for s in range(subsets):
+            missing = [r for r in range(restarts) if not store.has(_group_key(cfg, n, s, r))]
+            if missing:
+                groups.append((int(n), s, missing))
+    # cost of a group ∝ chains (the per-iteration cost does not depend on n): biggest groups first,
+    # then larger n first (its second moment takes longest to form)
+    groups.sort(key=lambda g: (-len(g[2]), -g[0], g[1]))
+    workers = int(cfg.get("workers", 1) or 1)
+    log.info("utility_vs_n %s/%s: %d groups to run (%d releases), %d worker(s)", cfg.mechanism.name,
+             cfg.dataset.name, len(groups), sum(len(g[2]) for g in groups), workers)
+    if workers <= 1 or len(groups) <= 1:
+        written = 0
+        with progress_bar(total=len(groups), desc=f"ppca groups/{cfg.dataset.name}", enable=cfg.progress) as bar:
+            for n, s, missing in groups:
+                written += _ppca_group(cfg, dataset, n, s, missing)
+                bar.update(1)
+        return written
+    from joblib import Parallel, delayed
+
+    cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))  # plain values for the workers
+    results = Parallel(n_jobs=workers, backend="loky", batch_size=1, pre_dispatch="n_jobs")(
+        delayed(_ppca_group)(cfg, None, n, s, missing) for n, s, missing in groups)
+    return int(sum(results))
 
 
 def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
@@ -239,6 +342,7 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
                   "concentration": ppca_concentration(data.X.shape[0], float(cfg.epsilon)),
                   "top_concentration": res["concentration"], "rhat": res["rhat"], "ess": res["ess"],
                   "converged": res["converged"], "sampler_seconds": res["seconds"],
+                  "sweeps_per_iteration": res.get("sweeps_per_iteration"),
                   "traces": {"iterations": res["T"], "log_F": res["log_F"],
                              "q_F_thinned": res["q_F"][:, every - 1::every]}}
         written = store.write(make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key))[1]

@@ -29,8 +29,8 @@ Three samplers live here.
     Hoff (2009)'s column-wise Gibbs sampler: for each column j, the full conditional
     of v_j given the other columns is the vector Bingham on the unit sphere of the
     null space N of the other columns with parameter NᵀBN.  We draw it with the
-    exact k = 1 sampler above (Hoff and CSS 2013 used an inner coordinate-wise Gibbs
-    sweep instead; an exact conditional draw mixes at least as well).  Each sweep
+    exact k = 1 ACG sampler above (Cholesky proposals, ``sample_vector_bingham_cholesky``) (Hoff and CSS 2013 used an inner coordinate-wise Gibbs
+    sweep instead, ``rstiefel_gibbs_sweep``; an exact conditional draw mixes at least as well).  Each sweep
     costs k × (complete QR + NᵀBN + eigh of a (d−k+1)-square matrix) = O(k d³).
     This is the baseline: simple and obviously correct.
 
@@ -94,7 +94,9 @@ __all__ = [
     "acg_log_accept",
     "sample_vector_bingham",
     "reference_gibbs_sweep",
+    "sample_vector_bingham_cholesky",
     "givens_sweeps",
+    "rstiefel_gibbs_sweep",
     "seed_numba",
     "vonmises_numba",
     "run_bingham_chains",
@@ -210,13 +212,50 @@ def sample_vector_bingham(B: np.ndarray | None = None, size: int | None = None, 
 # k > 1: reference sampler (Hoff 2009 column-wise Gibbs, exact conditionals)
 # ---------------------------------------------------------------------------
 
+def sample_vector_bingham_cholesky(M: np.ndarray, rng: np.random.Generator, max_proposals: int = 10**9) -> np.ndarray:
+    """One exact draw from exp(xᵀMx) on S^{m-1}: the ACG rejection sampler of
+    :func:`sample_vector_bingham` without eigenvectors.
+
+    Same envelope ACG(Ω), Ω = βI − 2M, same β (Σ 1/(β − 2λᵢ) = 1, from the eigenvalues only), same
+    acceptance probability exp((m/2)(1 + log u − u)), u = xᵀΩx/m.  Only the proposal is drawn
+    differently: y = L⁻ᵀz with Ω = LLᵀ (Cholesky), z ~ N(0, I), so y ~ N(0, Ω⁻¹) and
+    yᵀΩy = zᵀz.  ``eigvalsh`` + ``cholesky`` cost about a third of a full ``eigh`` (measured in
+    scripts/bench_sampler.py); used by :func:`reference_gibbs_sweep`.
+    """
+    from scipy.linalg import solve_triangular
+
+    M = (M + M.T) / 2
+    m = M.shape[0]
+    lam = np.linalg.eigvalsh(M)
+    beta = acg_beta(lam)
+    omega = beta * np.eye(m) - 2.0 * M
+    L = np.linalg.cholesky(omega)
+    proposals = 0
+    batch = 16
+    while proposals < max_proposals:
+        z = rng.standard_normal((m, batch))
+        y = solve_triangular(L, z, lower=True, trans="T")  # Lᵀ y = z
+        r2 = np.einsum("ij,ij->j", y, y)
+        u = np.einsum("ij,ij->j", z, z) / (m * r2)
+        acc = np.log(rng.random(batch)) < 0.5 * m * (1.0 + np.log(u) - u)
+        idx = np.flatnonzero(acc)
+        if idx.size:
+            j = idx[0]
+            return y[:, j] / np.sqrt(r2[j])
+        proposals += batch
+        batch = min(4096, 2 * batch)
+    raise RuntimeError(f"vector Bingham sampler: {proposals} proposals without an acceptance")
+
+
 def reference_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One sweep of Hoff's column-wise Gibbs sampler for BMF(B), in place on ``V`` (d x k).
 
     For each column j: N = orthonormal basis of the complement of the other columns
-    (complete QR), z ~ vector Bingham(NᵀBN) drawn exactly, v_j = N z.
+    (complete QR), z ~ vector Bingham(NᵀBN) drawn exactly (:func:`sample_vector_bingham_cholesky`),
+    v_j = N z.  ``B`` diagonal (the eigenbasis, as in :func:`run_bingham_chains`) is used as such.
     """
     d, k = V.shape
+    b = np.diag(B) if np.count_nonzero(B - np.diag(np.diag(B))) == 0 else None
     for j in range(k):
         others = np.delete(V, j, axis=1)
         if k > 1:
@@ -224,9 +263,94 @@ def reference_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator
             N = Qc[:, k - 1:]
         else:
             N = np.eye(d)
-        M = N.T @ B @ N
-        z = sample_vector_bingham((M + M.T) / 2, rng=rng)
+        M = (N.T * b) @ N if b is not None else N.T @ B @ N
+        z = sample_vector_bingham_cholesky(M, rng)
         V[:, j] = N @ z
+    return V
+
+
+@njit(cache=True)
+def _rtheta_tilted_beta(shape_b, a):
+    """θ with density ∝ θ^{-1/2} (1 − θ)^{shape_b − 1} exp(a θ) on (0, 1) (Hoff 2009, section 2.1).
+
+    Rejection from a Beta(1/2, g) envelope, g = max(1/(1 + log(2 + a)), shape_b − a) ≤ shape_b for
+    a > 0 (g = shape_b otherwise): the ratio exp(aθ)(1 − θ)^{shape_b − g} is maximised at
+    1 − θ = (shape_b − g)/a, where its log is a − shape_b + g + (shape_b − g) log((shape_b − g)/a).
+    """
+    g = shape_b
+    lrmx = 0.0
+    if a > 0.0:
+        g = max(1.0 / (1.0 + math.log(2.0 + a)), shape_b - a)
+        if shape_b - g > 0.0:
+            lrmx = a - shape_b + g + (shape_b - g) * math.log((shape_b - g) / a)
+        else:
+            lrmx = a
+    while True:
+        th = np.random.beta(0.5, g)
+        lrth = a * th
+        if shape_b - g > 0.0:
+            lrth += (shape_b - g) * math.log1p(-th)
+        if math.log(np.random.random()) <= lrth - lrmx:
+            return th
+
+
+@njit(cache=True)
+def _coordinate_sweep_bingham(y, lam):
+    """One coordinate-wise Gibbs sweep for the vector Bingham exp(Σ λ_i y_i²) on the sphere, in place.
+
+    Hoff (2009)'s inner sampler (``rstiefel``'s ``ry_bing``): for i = 0..m−1 draw θ = y_i² from
+    ∝ θ^{-1/2}(1 − θ)^{(m−1)/2 − 1} exp(a θ), a = λ_i − Σ_{j≠i} λ_j y_j²/(1 − y_i²), a random sign
+    for y_i, and rescale the other coordinates by √((1 − θ)/(1 − y_i²)).
+    """
+    m = y.shape[0]
+    shape_b = 0.5 * (m - 1.0)
+    s = 0.0  # Σ λ_j y_j²
+    for j in range(m):
+        s += lam[j] * y[j] * y[j]
+    for i in range(m):
+        yi2 = y[i] * y[i]
+        om = 1.0 - yi2
+        if om <= 0.0:
+            om = 1e-300
+        a = lam[i] - (s - lam[i] * yi2) / om
+        th = _rtheta_tilted_beta(shape_b, a)
+        r = math.sqrt((1.0 - th) / om)
+        s = 0.0
+        for j in range(m):
+            if j != i:
+                y[j] *= r
+                s += lam[j] * y[j] * y[j]
+        y[i] = math.sqrt(th) if np.random.random() < 0.5 else -math.sqrt(th)
+        s += lam[i] * th
+
+
+def rstiefel_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One iteration of the paper's own sampler: Hoff's ``rstiefel::rbmf.matrix.gibbs`` for BMF(B).
+
+    For each column r, in a random order: N = orthonormal basis of the complement of the other
+    columns, M = NᵀBN = E diag(l) Eᵀ, y = Eᵀ Nᵀ v_r, then ONE coordinate-wise Gibbs sweep of the
+    vector Bingham in the eigenbasis of M (``_coordinate_sweep_bingham``), v_r = N E y.  Unlike
+    :func:`reference_gibbs_sweep` the column is not drawn exactly from its conditional, so it
+    mixes at most as well per iteration.  Used to measure the paper's sampler (scripts/bench_sampler.py);
+    Numba's generator is seeded from ``rng`` on each call.
+    """
+    d, k = V.shape
+    seed_numba(int(rng.integers(0, 2**31 - 1)))
+    for r in rng.permutation(k):
+        others = np.delete(V, r, axis=1)
+        if k > 1:
+            Qc, _ = np.linalg.qr(others, mode="complete")
+            N = Qc[:, k - 1:]
+        else:
+            N = np.eye(d)
+        M = N.T @ B @ N
+        lam, E = np.linalg.eigh((M + M.T) / 2)
+        lam, E = lam[::-1].copy(), E[:, ::-1]  # R's eigen(): decreasing order, swept in that order
+        y = E.T @ (N.T @ V[:, r])
+        y /= np.linalg.norm(y)
+        _coordinate_sweep_bingham(y, lam)
+        x = N @ (E @ y)
+        V[:, r] = x / np.linalg.norm(x)
     return V
 
 
@@ -411,7 +535,7 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
     iterations = int(iterations)
     if iterations < 1:
         raise ValueError("iterations must be >= 1")
-    if sampler not in ("gibbs", "reference"):
+    if sampler not in ("gibbs", "reference", "rstiefel"):
         raise ValueError(f"unknown MCMC sampler {sampler!r}")
     record_every = max(1, int(record_every))
     sweeps = GIBBS_SWEEPS_PER_ITERATION if sweeps_per_iteration is None else int(sweeps_per_iteration)
@@ -467,8 +591,9 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                 V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
                 sum_V = np.zeros((d, k))
                 next_rec = 0
+                sweep = reference_gibbs_sweep if sampler == "reference" else rstiefel_gibbs_sweep
                 for t in range(iterations):
-                    reference_gibbs_sweep(V, Bdiag, rng)
+                    sweep(V, Bdiag, rng)
                     sum_V += V
                     energy[c, t] = float(np.einsum("ij,i,ij->", V, evals, V))
                     if next_rec < rec_T.size and t + 1 == rec_T[next_rec]:

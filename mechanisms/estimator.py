@@ -166,8 +166,9 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         out = func(X, k, rng=as_generator(self.random_state), clip=bool(self.clip), **kwargs)
         release, diagnostics = split_output(out)
         if out.components is None:
-            # Only the released status goes into the message: diagnostics are not private.
-            raise RuntimeError(f"mechanism {name!r} returned no subspace (status {release['status']!r}); "
+            # Only the released status and reason go into the message: diagnostics are not private.
+            reason = f": {release['reason']}" if release.get("reason") else ""
+            raise RuntimeError(f"mechanism {name!r} returned no subspace (status {release['status']!r}{reason}); "
                                f"the answer ⊥ cannot be used to transform data")
         self.components_ = np.ascontiguousarray(np.asarray(out.components, dtype=np.float64).T)
         self.n_components_ = self.components_.shape[0]

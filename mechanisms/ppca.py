@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -44,7 +44,8 @@ from ._base import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon,
 from .bingham import run_bingham_chains, sample_vector_bingham
 from .diagnostics import RHAT_THRESHOLD, summarize_chains
 
-__all__ = ["ppca", "ppca_from_second_moment", "gibbs_convergence_traces", "SAMPLERS"]
+__all__ = ["ppca", "ppca_from_second_moment", "ppca_restarts", "ppca_restarts_from_second_moment",
+           "gibbs_convergence_traces", "SAMPLERS"]
 
 SAMPLERS = ("auto", "exact", "gibbs", "reference")
 
@@ -73,7 +74,7 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
                             n_chains: int = 4, start: str = "uniform", progress: bool | None = None,
                             record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
                             min_ess: float | None = None, warn: bool = True,
-                            n_clipped: int = 0) -> MechanismOutput:
+                            n_clipped: int = 0, sweeps_per_iteration: int | None = None) -> MechanismOutput:
     """PPCA given A = XᵀX/n and n (no data validation: use :func:`ppca` for raw data)."""
     eps = check_epsilon(epsilon)
     A = np.asarray(A, dtype=np.float64)
@@ -110,7 +111,8 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     if not (0 <= burn_in < iterations):
         raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
     res = run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=n_chains, iterations=iterations,
-                             record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}")
+                             record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}",
+                             sweeps_per_iteration=sweeps_per_iteration)
     trace = res["energy"][:, burn_in:] / scale  # q_F(V(t)) = tr(VᵀAV)
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
@@ -146,7 +148,7 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
          iterations: int = 20000, burn_in: int | None = None, n_chains: int = 4, start: str = "uniform",
          clip: bool = False, progress: bool | None = None, record_every: int = 100,
          rhat_threshold: float = RHAT_THRESHOLD, min_ess: float | None = None,
-         warn: bool = True) -> MechanismOutput:
+         warn: bool = True, sweeps_per_iteration: int | None = None) -> MechanismOutput:
     """PPCA (CSS 2013 Algorithm 2): sample V ~ BMF(n ε/2 · XᵀX/n).
 
     Parameters
@@ -157,8 +159,8 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     rng : numpy Generator (the only source of randomness; fixed seed ⇒ identical output).
     sampler : "auto" | "exact" | "gibbs" | "reference" (see module docstring).
     iterations : MCMC iterations per chain (CSS 2013 used T = 20,000). One "gibbs" iteration is
-        ``bingham.GIBBS_SWEEPS_PER_ITERATION`` (2) Givens sweeps; one "reference" iteration is one
-        pass of exact column updates (Hoff 2009).
+        ``sweeps_per_iteration`` Givens sweeps (default ``bingham.GIBBS_SWEEPS_PER_ITERATION`` = 2);
+        one "reference" iteration is one pass of exact column updates (Hoff 2009).
     burn_in : iterations discarded before computing R̂/ESS (default iterations // 2).
     n_chains : chains run from uniform starts; chain 0 is released.
     progress : tqdm bar; None = auto (on a TTY and CI unset).
@@ -177,7 +179,142 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     return ppca_from_second_moment(A, n, k, epsilon=eps, rng=rng, sampler=sampler, iterations=iterations,
                                    burn_in=burn_in, n_chains=n_chains, start=start, progress=progress,
                                    record_every=record_every, rhat_threshold=rhat_threshold,
-                                   min_ess=min_ess, warn=warn, n_clipped=n_clipped)
+                                   min_ess=min_ess, warn=warn, n_clipped=n_clipped,
+                                   sweeps_per_iteration=sweeps_per_iteration)
+
+
+_RESTART_NOTE = ("NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
+                 "BMF(n*eps/2*A); this output is the final state of ONE MCMC chain ({sampler}, {iterations} "
+                 "iterations, uniform start, its own random stream) and is only approximately BMF-distributed: "
+                 "no formal guarantee (CSS 2013 section 6.2). It is restart {index} of {m} released together; "
+                 "the convergence diagnostics across those {m} chains are computed from the data and are not "
+                 "private: see the output's diagnostics.")
+
+
+def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float,
+                                     rngs: Sequence[np.random.Generator], sampler: str = "auto",
+                                     iterations: int = 20000, burn_in: int | None = None,
+                                     start: str = "uniform", progress: bool | None = None,
+                                     record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
+                                     min_ess: float | None = None, warn: bool = True,
+                                     n_clipped: int = 0,
+                                     sweeps_per_iteration: int | None = None) -> list[MechanismOutput]:
+    """``len(rngs)`` independent PPCA releases (restarts) on the same A, diagnosed together.
+
+    Restart r is **exactly** the single-chain release
+    ``ppca_from_second_moment(A, n, k, rng=rngs[r], n_chains=1, ...)`` (bit for bit): one chain from
+    a uniform start driven only by ``rngs[r]``, whose final state is released.  Restarts are
+    therefore independent given the data, and each carries its own guarantee (the same as a
+    single release of CSS 2013 Algorithm 2 by MCMC).  The chains of all restarts are used together
+    for split-R̂ and bulk-ESS of the q_F trace after ``burn_in`` (Vehtari et al. 2021), so every
+    release is diagnosed without running extra chains that are thrown away; a group that fails the
+    rule warns once and every output records ``converged=False``.  For ``sampler="exact"`` (k = 1)
+    each restart is an exact ACG draw with ``rngs[r]`` (no chains, no diagnostics).
+
+    The eigendecomposition of A is computed once for the whole group.
+    """
+    eps = check_epsilon(epsilon)
+    rngs = list(rngs)
+    if not rngs:
+        raise ValueError("rngs must hold at least one numpy Generator (one per restart)")
+    A = np.asarray(A, dtype=np.float64)
+    d = A.shape[0]
+    k = check_k(k, d)
+    sampler = _resolve_sampler(sampler, k)
+    if start != "uniform":
+        raise ValueError("only start='uniform' is supported: a data-dependent start would leak "
+                         "information through a non-converged chain")
+    scale = n * eps / 2.0
+    evals_A, U = np.linalg.eigh((A + A.T) / 2)
+    evals_B = scale * evals_A
+    concentration = float(scale * evals_A[-1])
+    m = len(rngs)
+    base_release = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
+    base_diagnostics = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
+    if sampler == "exact":
+        outs = []
+        for r, rng in enumerate(rngs):
+            t0 = time.perf_counter()
+            x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
+            release = dict(base_release, iterations=0, burn_in=0, n_chains=1, restart_index=r,
+                           restarts_in_group=m)
+            diagnostics = dict(base_diagnostics, converged=None, rhat=None, ess=None,
+                               acceptance_rate=sinfo["acceptance_rate"], proposals=sinfo["proposals"],
+                               seconds=time.perf_counter() - t0)
+            guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
+            outs.append(MechanismOutput(components=x.reshape(d, 1), guarantee=guarantee, release=release,
+                                        diagnostics=diagnostics))
+        return outs
+
+    iterations = int(iterations)
+    if burn_in is None:
+        burn_in = iterations // 2
+    burn_in = int(burn_in)
+    if not (0 <= burn_in < iterations):
+        raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
+    runs = []
+    for r, rng in enumerate(rngs):
+        # the call ppca_from_second_moment(..., n_chains=1, rng=rng) makes, with the same stream use
+        runs.append(run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=1, iterations=iterations,
+                                       record_every=record_every, progress=progress,
+                                       desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}",
+                                       sweeps_per_iteration=sweeps_per_iteration))
+    trace = np.concatenate([res["energy"] for res in runs], axis=0)[:, burn_in:] / scale
+    if trace.shape[1] >= 4:
+        diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
+    else:
+        diag = {"rhat": float("nan"), "ess": float("nan"), "converged": False,
+                "rhat_threshold": rhat_threshold, "min_ess": float("nan")}
+    converged = bool(diag["converged"])
+    if not converged and warn:
+        warnings.warn(
+            f"PPCA {sampler} sampler did NOT pass convergence diagnostics after {iterations} iterations "
+            f"x {m} restart chains (split-Rhat = {diag['rhat']:.4g}, threshold {rhat_threshold}; bulk-ESS = "
+            f"{diag['ess']:.4g}, minimum {diag['min_ess']:.4g}). The released subspaces may be far from "
+            f"BMF(n*eps/2*A); increase iterations.", RuntimeWarning, stacklevel=3)
+    outs = []
+    for r, res in enumerate(runs):
+        V = U @ res["V"][0]
+        Qv, R = np.linalg.qr(V)  # polish orthonormality exactly as ppca_from_second_moment does
+        V = Qv * np.sign(np.diag(R))
+        release = dict(base_release, iterations=iterations, sweeps_per_iteration=res["sweeps_per_iteration"],
+                       burn_in=burn_in, n_chains=1, released_chain=0, restart_index=r, restarts_in_group=m)
+        diagnostics = dict(base_diagnostics, diagnosed_chains=m, converged=converged, rhat=float(diag["rhat"]),
+                           ess=float(diag["ess"]), rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
+                           q_F_trace_mean=float(trace[r].mean()),
+                           F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
+                           seconds=float(res["seconds"]))
+        note = _RESTART_NOTE.format(sampler=sampler, iterations=iterations, index=r, m=m)
+        guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
+        outs.append(MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics))
+    return outs
+
+
+def ppca_restarts(X: Any, k: int, *, epsilon: float, rngs: Sequence[np.random.Generator],
+                  sampler: str = "auto", iterations: int = 20000, burn_in: int | None = None,
+                  start: str = "uniform", clip: bool = False, progress: bool | None = None,
+                  record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
+                  min_ess: float | None = None, warn: bool = True,
+                  n_chains: int | None = None, sweeps_per_iteration: int | None = None) -> list[MechanismOutput]:
+    """Several independent PPCA releases (CSS 2013 Algorithm 2) on the same data, one per generator
+    in ``rngs``, each the final state of its own chain; see :func:`ppca_restarts_from_second_moment`.
+
+    ``n_chains`` is accepted only as 1 or None (each restart IS one chain; the group's chains
+    provide the diagnostics), so a :func:`ppca` configuration can be passed through unchanged.
+    """
+    if n_chains not in (None, 1):
+        raise ValueError("ppca_restarts runs one chain per restart (n_chains must be 1 or None); "
+                         "the restarts' chains are diagnosed together")
+    eps = check_epsilon(epsilon)
+    X, n_clipped = check_data(X, clip=clip)
+    n, d = X.shape
+    k = check_k(k, d)
+    A = second_moment(X)
+    return ppca_restarts_from_second_moment(A, n, k, epsilon=eps, rngs=rngs, sampler=sampler,
+                                            iterations=iterations, burn_in=burn_in, start=start,
+                                            progress=progress, record_every=record_every,
+                                            rhat_threshold=rhat_threshold, min_ess=min_ess, warn=warn,
+                                            n_clipped=n_clipped, sweeps_per_iteration=sweeps_per_iteration)
 
 
 def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_chains: int = 5,
@@ -213,4 +350,5 @@ def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_ch
         "rhat": float("nan"), "ess": float("nan"), "converged": False}
     return {"T": res["record_iterations"], "log_F": np.log(res["F"]), "q_F": qF,
             "rhat": diag["rhat"], "ess": diag["ess"], "converged": diag["converged"],
-            "seconds": res["seconds"], "sampler": sampler, "concentration": float(scale * evals[-1])}
+            "seconds": res["seconds"], "sampler": sampler, "concentration": float(scale * evals[-1]),
+            "sweeps_per_iteration": res["sweeps_per_iteration"]}

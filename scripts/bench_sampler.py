@@ -18,6 +18,10 @@ Runs on one BLAS thread.  Last stdout line: one JSON object
 {"speedup": {"116,4": x, ...}, "seconds_per_20000_iterations_513_8": s}.
 
     .venv/bin/python scripts/bench_sampler.py --quick      # < 2 minutes
+    .venv/bin/python scripts/bench_sampler.py --mixing --data-dir $PRIVPCA_DATA_DIR   # mixing per iteration:
+        # fast chain at 1 and 2 sweeps, reference, rstiefel (the paper's sampler); real A at the full n
+        # and n = 1,000; ESS/iteration, integrated autocorrelation time and lag-1 autocorrelation of
+        # q_F and two subspace statistics (docs/sampler.md)
     .venv/bin/python scripts/bench_sampler.py               # full (20,000 iterations x 4 chains)
 """
 
@@ -38,7 +42,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mechanisms.bingham import reference_gibbs_sweep, run_bingham_chains  # noqa: E402
+from mechanisms.bingham import (givens_sweeps, reference_gibbs_sweep, rstiefel_gibbs_sweep,  # noqa: E402
+                                run_bingham_chains, seed_numba)
 from mechanisms.diagnostics import summarize_chains  # noqa: E402
 
 SHAPES = [  # name, d, k, n, Table-1 q_F(V_k)
@@ -93,13 +98,116 @@ def time_reference(evals, k, n_iter, rng):
     return (time.perf_counter() - t0) / n_iter
 
 
+# ---------------------------------------------------------------------------------------------
+# --mixing: mixing per iteration at stationarity of every sampler, on the real second moments
+# ---------------------------------------------------------------------------------------------
+
+MIX_SAMPLERS = ("fast-1", "fast-2", "reference", "rstiefel")
+MIX_LABEL = {"fast-1": "Givens chain, 1 sweep/iteration", "fast-2": "Givens chain, 2 sweeps/iteration",
+             "reference": "Hoff column Gibbs, exact column draws (our reference)",
+             "rstiefel": "Hoff column Gibbs, ONE coordinate sweep per column (rstiefel, the paper's)"}
+
+
+def trace_chain(sampler: str, evals: np.ndarray, k: int, V0: np.ndarray, iters: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """Per-iteration statistics of one chain from the frame V0 (eigen-coordinates of B, descending
+    eigenvalues): columns q(t) = tr(VᵀBV)/‖b‖ (∝ q_F), s1(t) = ‖Vᵀe_1‖² and sk(t) = ‖Vᵀe_k‖² (squared
+    cosines between span V and the top / k-th eigenvector: subspace statistics, frame-invariant)."""
+    d = evals.size
+    out = np.empty((iters, 3))
+    if sampler.startswith("fast"):
+        sweeps = int(sampler.split("-")[1])
+        seed_numba(int(rng.integers(0, 2**31 - 1)))
+        Q = np.linalg.qr(np.hstack([V0, np.linalg.qr(rng.standard_normal((d, d)))[0][:, : d - k]]))[0]
+        Q[:, :k] = V0
+        Qt = np.ascontiguousarray(Q.T)
+        energy = np.empty(1)
+        sum_V = np.zeros((k, d))
+        for t in range(iters):
+            givens_sweeps(Qt, evals, k, 1, energy, sum_V, sweeps)
+            if t % 1000 == 999:
+                Qn, R = np.linalg.qr(Qt.T)
+                Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
+            out[t] = energy[0], Qt[:k, 0] @ Qt[:k, 0], Qt[:k, k - 1] @ Qt[:k, k - 1]
+    else:
+        sweep = reference_gibbs_sweep if sampler == "reference" else rstiefel_gibbs_sweep
+        B = np.diag(evals)
+        V = np.array(V0)
+        for t in range(iters):
+            sweep(V, B, rng)
+            out[t] = np.einsum("ij,i,ij->", V, evals, V), V[0] @ V[0], V[k - 1] @ V[k - 1]
+    return out
+
+
+def autocorr_summary(chains: np.ndarray) -> dict:
+    """Bulk-ESS per draw, integrated autocorrelation time (draws / ESS) and mean lag-1 autocorrelation."""
+    m, n = chains.shape
+    ess = summarize_chains(chains)["ess"]
+    x = chains - chains.mean(axis=1, keepdims=True)
+    lag1 = float(np.mean([(c[1:] @ c[:-1]) / (c @ c) if c @ c > 0 else np.nan for c in x]))
+    return {"ess_per_it": ess / (m * n), "tau": m * n / ess, "lag1": lag1}
+
+
+def mixing_main(args) -> None:
+    from experiments.datasets import load_dataset
+
+    datasets = [s for name in args.datasets for s in SHAPES if s[0] == name]
+    rows = []
+    print("# mixing at stationarity: 4 chains per sampler, restarted from equilibrated fast chains; "
+          "statistics q = tr(VᵀAV), s1 = ‖Vᵀu_1‖², sk = ‖Vᵀu_k‖²", flush=True)
+    for name, d, k, _n, _q in datasets:
+        ds = load_dataset(name, data_dir=args.data_dir)
+        X = np.asarray(ds.X, dtype=np.float64)
+        for n in args.n:
+            rng = np.random.default_rng([args.seed, n])
+            Xn = X if n <= 0 or n >= X.shape[0] else X[rng.choice(X.shape[0], n, replace=False)]
+            nn = Xn.shape[0]
+            evals = (EPSILON * nn / 2) * np.linalg.eigvalsh(Xn.T @ Xn / nn)[::-1].copy()
+            # equilibrate: fast chains (2 sweeps/iteration) from uniform starts, diagnostics must pass
+            eq = run_bingham_chains(evals, k, rng=rng, sampler="gibbs", n_chains=args.chains,
+                                    iterations=args.burn, record_every=args.burn, progress=False)
+            diag = summarize_chains(eq["energy"][:, args.burn // 2:])
+            for sampler in MIX_SAMPLERS:
+                iters = args.mix_iters if sampler.startswith("fast") else (
+                    args.slow_iters_large if d > 200 else args.slow_iters)
+                t0 = time.perf_counter()
+                tr = np.stack([trace_chain(sampler, evals, k, eq["V"][c], iters, rng)
+                               for c in range(args.chains)])
+                sec = (time.perf_counter() - t0) / (args.chains * iters)
+                row = {"dataset": name, "d": d, "k": k, "n": nn, "concentration": float(evals[0]),
+                       "equilibrated": bool(diag["converged"]), "sampler": sampler, "iterations": iters,
+                       "s_per_it": sec}
+                for j, stat in enumerate(("q", "s1", "sk")):
+                    for key, v in autocorr_summary(tr[:, :, j]).items():
+                        row[f"{stat}_{key}"] = v
+                rows.append(row)
+                print(f"{name:9s} n={nn:7d} conc={evals[0]:9.1f} {sampler:9s} it={iters:5d} "
+                      f"{sec * 1e3:8.2f} ms/it | ESS/it q {row['q_ess_per_it']:.3f} s1 {row['s1_ess_per_it']:.3f}"
+                      f" sk {row['sk_ess_per_it']:.3f} | lag-1 q {row['q_lag1']:+.3f} s1 {row['s1_lag1']:+.3f}"
+                      f" sk {row['sk_lag1']:+.3f} | tau q {row['q_tau']:.2f}", flush=True)
+    print("# mixing rows: " + json.dumps(rows, default=float))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="short runs (< 2 minutes)")
     ap.add_argument("--data-dir", default=None, help="use real A from experiments.datasets.load_dataset")
     ap.add_argument("--seed", type=int, default=2013)
     ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--mixing", action="store_true",
+                    help="mixing per iteration at stationarity of fast-1, fast-2, reference and rstiefel "
+                         "on the real data (needs --data-dir)")
+    ap.add_argument("--datasets", nargs="+", default=["kddcup", "insurance", "census"])
+    ap.add_argument("--n", nargs="+", type=int, default=[0, 1000], help="subsample sizes (0 = all rows)")
+    ap.add_argument("--burn", type=int, default=2000, help="--mixing: equilibration iterations (fast-2)")
+    ap.add_argument("--mix-iters", type=int, default=4000, help="--mixing: iterations of the fast chains")
+    ap.add_argument("--slow-iters", type=int, default=400, help="--mixing: reference/rstiefel iterations")
+    ap.add_argument("--slow-iters-large", type=int, default=120, help="same for d > 200")
     args = ap.parse_args(argv)
+    if args.mixing:
+        if args.data_dir is None:
+            ap.error("--mixing needs --data-dir")
+        return mixing_main(args)
     rng = np.random.default_rng(args.seed)
 
     # warm up Numba (compilation is cached on disk, but keep it out of the timings)

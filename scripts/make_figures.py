@@ -103,22 +103,59 @@ def fig1(df: pd.DataFrame, out: Path):
     return save(fig, out, "fig1")
 
 
+#: Figure 2: colour map and line style per sampler
+FIG2_SAMPLERS = {"reference": ("Blues", "-"), "gibbs": ("Oranges", "--")}
+
+
+def fig2_label(row) -> str:
+    """What one iteration of the record's sampler is (the x-axis unit of Figure 2)."""
+    k = int(row["k"])
+    if row.get("sampler") == "reference":
+        return f"Hoff column Gibbs (reference): 1 iteration = {k} exact column draws"
+    sweeps = row.get("sweeps_per_iteration")
+    sweeps = 2 if _missing(sweeps) else int(sweeps)
+    pairs = "" if _missing(row.get("d")) else f" = {k * (int(row['d']) - k):,}"
+    return (f"Givens chain (fast): 1 iteration = {sweeps} sweep{'s' if sweeps > 1 else ''} "
+            f"of all k(d-k){pairs} rotations")
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
 def fig2(df: pd.DataFrame, out: Path):
+    """log F_k^i(T) (CSS 2013 Figure 2) per data set, the reference (Hoff) chains and the fast Givens
+    chains on the same axes, each labelled with what one of its iterations is."""
     d = df[df.experiment == "gibbs_convergence"]
     if d.empty:
         return None
-    d = d.sort_values("timestamp").groupby("dataset").tail(1)
-    fig, axes = plt.subplots(1, len(d), figsize=(5 * len(d), 3.6), squeeze=False)
-    for ax, (_, row) in zip(axes[0], d.iterrows()):
-        it = np.asarray(row["traces.iterations"])
-        for i, tr in enumerate(row["traces.log_F"]):
-            ax.plot(it, tr, lw=0.9, label=f"chain {i + 1}")
+    if "sampler" not in d.columns:
+        d = d.assign(sampler="gibbs")
+    d = d.sort_values("timestamp").groupby(["dataset", "sampler"]).tail(1)
+    datasets = [x for x in ("kddcup", "insurance") if x in set(d.dataset)] + \
+        sorted(set(d.dataset) - {"kddcup", "insurance"})
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.2), squeeze=False)
+    for ax, ds in zip(axes[0], datasets):
+        rows = d[d.dataset == ds]
+        for _, row in sorted(rows.iterrows(), key=lambda r: r[1]["sampler"] != "reference"):
+            cmap, ls = FIG2_SAMPLERS.get(row["sampler"], ("Greys", ":"))
+            it = np.asarray(row["traces.iterations"])
+            chains = row["traces.log_F"]
+            colors = plt.get_cmap(cmap)(np.linspace(0.45, 0.9, max(len(chains), 1)))
+            for i, tr in enumerate(chains):
+                ax.plot(it, tr, lw=0.9, ls=ls, color=colors[i],
+                        label=f"{fig2_label(row)} ({len(chains)} chains)" if i == 0 else None)
         ax.axhline(np.log(0.01), color="k", ls=":", lw=0.8, label="F = 0.01")
-        ax.set_title(f"{row['dataset']} (k = {int(row['k'])}, n = {int(row['n']):,})")
-        ax.set_xlabel("iteration T")
+        r0 = rows.iloc[0]
+        parts = [f"k = {int(r0['k'])}"] + [f"{lab} = {fmt(r0.get(col))}" for col, lab, fmt in
+                                          (("d", "d", lambda v: f"{int(v)}"), ("n", "n", lambda v: f"{int(v):,}"),
+                                           ("epsilon", "ε", lambda v: f"{float(v):g}")) if not _missing(r0.get(col))]
+        ax.set_title(f"{ds} ({', '.join(parts)})")
+        ax.set_xlabel("iteration T (unit: see legend)")
         ax.set_ylabel("log F_k^i(T)")
-        ax.legend(fontsize=7)
-    fig.suptitle("Figure 2: convergence of the PPCA sampler from uniform starts", y=1.03)
+        ax.legend(fontsize=6.5, loc="upper right")
+    fig.suptitle("Figure 2: convergence from uniform starts, the paper's (Hoff) sampler and the fast chain",
+                 y=1.03)
     return save(fig, out, "fig2")
 
 
@@ -293,8 +330,15 @@ def fig_online_regret(df: pd.DataFrame, out: Path):
 
 
 def make_all(results: Path, out: Path, only: set[str] | None = None,
-             scale: str | None = None) -> dict[str, list[Path] | None]:
-    df = ResultStore(results).load()
+             scale: str | None = None, summary: Path | None = None) -> dict[str, list[Path] | None]:
+    """Draw from the JSON store ``results``, or from the compact summary directory ``summary``
+    (experiments/summary.py) when given."""
+    if summary is not None:
+        from experiments.summary import load_summary
+
+        df = load_summary(summary)
+    else:
+        df = ResultStore(results).load()
     if df.empty:
         print(f"no records under {results}/records", file=sys.stderr)
         return {}
@@ -329,10 +373,13 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="where figures/ and tables/ go (default: --results)")
     ap.add_argument("--only", default="", help="comma-separated subset, e.g. fig3,table2")
     ap.add_argument("--scale", default=None, help="use only records of this scale (smoke, quick, paper)")
+    ap.add_argument("--summary", default=None,
+                    help="draw from this compact summary directory (scripts/summarize_results.py) "
+                         "instead of the JSON records")
     args = ap.parse_args(argv)
     results = Path(args.results)
     make_all(results, Path(args.out) if args.out else results, set(filter(None, args.only.split(","))) or None,
-             args.scale)
+             args.scale, Path(args.summary) if args.summary else None)
 
 
 if __name__ == "__main__":

@@ -2,15 +2,23 @@
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
 # end to end, then regenerate every figure and table.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (the curated figures come from this)
-#   scripts/reproduce.sh paper     # the paper's settings: hours
+#   scripts/reproduce.sh paper     # the paper's settings: about 2 hours on 2 idle cores (docs/paper_scale.md)
 # Re-running resumes: records already in the results store are skipped.
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
+# Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
+#   GIBBS_SAMPLERS (Figure 2 samplers, default gibbs,reference),
+#   EXTRAS (1 = also the beyond-the-paper experiments; default 1 for quick, 0 for paper),
+#   PPCA_SWEEPS (Givens sweeps per iteration of the Figures 3-4 PPCA chains; default: the scale's
+#   ppca_sweeps_per_iteration, null = 2; see docs/sampler.md for the mixing measurements).
+# The total wall time is printed and written to $RESULTS_DIR/wall_time_<scale>.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE="${1:-quick}"
 RESULTS="${RESULTS_DIR:-results}"
 PY="${PYTHON:-.venv/bin/python}"
 JOBS="${JOBS:-2}"
+GIBBS_SAMPLERS="${GIBBS_SAMPLERS:-gibbs,reference}"
+if [ "$SCALE" = paper ]; then EXTRAS="${EXTRAS:-0}"; else EXTRAS="${EXTRAS:-1}"; fi
 run() { echo "+ run.py $*" >&2; "$PY" run.py "results_dir=$RESULTS" quiet=true "$@" | tail -n 1; }
 sweep() { echo "+ run.py -m $*" >&2; "$PY" run.py -m hydra/launcher=local_parallel "hydra.launcher.n_jobs=$JOBS" \
           "results_dir=$RESULTS" quiet=true "$@" | grep '^{' || true; }
@@ -33,16 +41,38 @@ for ds in kddcup localization; do [[ " ${uci[*]} " == *" $ds "* ]] && cls+=("$ds
 start=$(date +%s)
 run experiment=table1
 run experiment=sulq_bound
+# Figure 2 (both samplers; the Hoff reference chain is the longest single job): in the background, one
+# process, while the foreground keeps JOBS processes busy; longest job (insurance, reference) first.
 gibbs=()
-for ds in kddcup insurance; do [[ " ${uci[*]} " == *" $ds "* ]] && gibbs+=("$ds"); done
-[ ${#gibbs[@]} -gt 0 ] && sweep experiment=gibbs_convergence "dataset=$(list "${gibbs[@]}")" "scale=$SCALE"
+for ds in insurance kddcup; do [[ " ${uci[*]} " == *" $ds "* ]] && gibbs+=("$ds"); done
+gibbs_pid=""
+if [ ${#gibbs[@]} -gt 0 ]; then
+  ( echo "+ run.py -m experiment=gibbs_convergence (background)" >&2
+    "$PY" run.py -m experiment=gibbs_convergence "dataset=$(list "${gibbs[@]}")" \
+          "experiment.sampler=$GIBBS_SAMPLERS" "scale=$SCALE" "results_dir=$RESULTS" quiet=true | grep '^{' || true ) &
+  gibbs_pid=$!
+fi
+# Figures 3-4, PPCA: the (n, subset) groups of one data set over JOBS workers, census (longest) first
+for ds in census insurance kddcup localization; do
+  if [[ " ${uci[*]} " == *" $ds "* ]]; then
+    run experiment=utility_vs_n mechanism=ppca "dataset=$ds" "workers=$JOBS" "scale=$SCALE" \
+        ${PPCA_SWEEPS:+"++scale.ppca_sweeps_per_iteration=$PPCA_SWEEPS"}
+  fi
+done
+[ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
+      mechanism=pca,mod_sulq,random "scale=$SCALE"
 sweep experiment=utility_vs_epsilon mechanism=pca,mod_sulq,ppca "scale=$SCALE"
 [ ${#cls[@]} -gt 0 ] && sweep experiment=classification "dataset=$(list "${cls[@]}")" \
       mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
-[ ${#uci[@]} -gt 0 ] && sweep experiment=utility_vs_n "dataset=$(list "${uci[@]}")" \
-      mechanism=pca,ppca,mod_sulq,random "scale=$SCALE"
-# beyond the paper (synthetic data): dimension scaling and online regret
-sweep experiment=dimension_scaling mechanism=pca,ppca,mod_sulq,analyze_gauss,noisy_power,subspace_approx "scale=$SCALE"
-run experiment=online_regret "scale=$SCALE"
+if [ -n "$gibbs_pid" ]; then wait "$gibbs_pid"; fi
+if [ "$EXTRAS" = 1 ]; then
+  # beyond the paper (synthetic data): dimension scaling and online regret
+  sweep experiment=dimension_scaling mechanism=pca,ppca,mod_sulq,analyze_gauss,noisy_power,subspace_approx "scale=$SCALE"
+  run experiment=online_regret "scale=$SCALE"
+fi
+"$PY" scripts/summarize_results.py --results "$RESULTS" --scale "$SCALE"
 "$PY" scripts/make_figures.py --results "$RESULTS" --scale "$SCALE"
-echo "reproduction ($SCALE) finished in $(( $(date +%s) - start )) s" >&2
+elapsed=$(( $(date +%s) - start ))
+msg="reproduction ($SCALE, JOBS=$JOBS, EXTRAS=$EXTRAS) finished in $elapsed s ($(( elapsed / 3600 )) h $(( elapsed % 3600 / 60 )) min) on $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "$msg" >&2
+echo "$msg" > "$RESULTS/wall_time_$SCALE.txt"

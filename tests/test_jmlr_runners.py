@@ -252,3 +252,55 @@ def test_gibbs_convergence_runner(tmp_path):
     assert rec.neighbouring == "replace-one-row" and rec.concentration == pytest.approx(5000 * 0.1 / 2)
     assert rec.guarantee_status == "nominal (MCMC)"       # the chains' epsilon is nominal, not proven
     assert run_gibbs_convergence(cfg)["records_written"] == 0
+
+
+def _ppca_group_cfg(tmp_path, *extra):
+    return compose_cfg(["experiment=utility_vs_n", "mechanism=ppca", "scale=smoke", f"results_dir={tmp_path}",
+                        "quiet=true", "k=2", "+scale.ppca_restarts_as_chains=true", "scale.restarts.ppca=3",
+                        "ppca_iterations=60", *extra])
+
+
+def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
+    import warnings
+
+    from mechanisms.ppca import ppca
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # 60 iterations: diagnostics may fail, recorded
+        first = run_utility_vs_n(_ppca_group_cfg(tmp_path / "par", "workers=2"))
+        assert first["records_written"] == 2 * 1 * 3          # 2 sizes x 1 subset x 3 restarts
+        serial = run_utility_vs_n(_ppca_group_cfg(tmp_path / "ser", "workers=1"))
+        assert serial["records_written"] == 6
+    par = ResultStore(tmp_path / "par").load().sort_values(["n", "restart"])
+    ser = ResultStore(tmp_path / "ser").load().sort_values(["n", "restart"])
+    # same releases whatever the number of worker processes
+    assert list(par.components_sha256) == list(ser.components_sha256)
+    assert par.components_sha256.nunique() == 6
+    assert set(par.restarts_as_chains) == {True}
+    assert set(par["diagnostics_not_private.diagnosed_chains"]) == {3} and set(par["release.n_chains"]) == {1}
+    assert set(par["run_key.mechanism_params.n_chains"]) == {1}
+    # each record is the single-chain release of its own stream
+    row = par.iloc[4]
+    from experiments.loading import load_configured, subsample
+    cfg = _ppca_group_cfg(tmp_path / "par")
+    ds = load_configured(cfg.dataset, cfg.data_dir)
+    Xs, _, _ = subsample(ds.X, int(row.n), np.random.default_rng(row.subset_stream))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        single = ppca(Xs, 2, epsilon=0.1, rng=np.random.default_rng(row.mechanism_stream), sampler="auto",
+                      iterations=60, n_chains=1, progress=False)
+    from experiments.runners import components_digest
+    assert components_digest(single.components) == row.components_sha256
+    # resume: nothing to do; a deleted record is recomputed bit for bit from its own stream
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert run_utility_vs_n(_ppca_group_cfg(tmp_path / "par", "workers=2"))["records_written"] == 0
+        store = ResultStore(tmp_path / "par")
+        from experiments.results import record_id
+        rid = next(record_id(r["run_key"]) for r in store.iter_records()
+                   if r["components_sha256"] == row.components_sha256)
+        store.path(rid).unlink()
+        assert run_utility_vs_n(_ppca_group_cfg(tmp_path / "par", "workers=2"))["records_written"] == 1
+    redone = ResultStore(tmp_path / "par").get(rid)
+    assert redone["components_sha256"] == row.components_sha256
+    assert redone["group_restarts"] == [int(row.restart)]

@@ -1,0 +1,124 @@
+"""Compact summary of a results store: one CSV row per record, enough to redraw every paper figure.
+
+The JSON store (``experiments.results.ResultStore``) keeps everything about a run (configuration,
+versions, full diagnostics); a paper-scale run writes tens of thousands of such files.  The summary
+keeps, for each record, its id and every **top-level scalar field** (experiment, dataset, mechanism,
+scale, n, d, k, subset, restart, epsilon, q_F, q_F_opt, accuracy, converged, rhat, the Table-1 and
+Figure-1 columns, ...), dropping nested parts (``config``, ``run_key``, ``info``, ``versions``) and
+the guarantee's free-text note.  Figure 2's traces (arrays) go to a second, long-format table.
+
+    <dir>/records.csv       one row per record, keyed by ``record_id``
+    <dir>/gibbs_traces.csv  record_id, dataset, sampler, chain, T, log_F (Figure 2)
+
+:func:`update_summary` merges by ``record_id`` (a later run adds or replaces rows, never duplicates
+them) and writes atomically; :func:`load_summary` returns the DataFrame ``ResultStore.load()`` would
+give for the columns the figures use, so ``scripts/make_figures.py --summary DIR`` draws from it alone.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .results import ResultStore, record_id
+
+__all__ = ["summary_rows", "update_summary", "load_summary", "RECORDS_CSV", "TRACES_CSV"]
+
+RECORDS_CSV = "records.csv"
+TRACES_CSV = "gibbs_traces.csv"
+#: top-level fields left out (free text repeated in every record, or per-record hashes)
+_DROP = {"guarantee_note", "components_sha256", "git_commit", "timestamp_note"}
+
+
+def _scalar(v) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str, np.integer, np.floating))
+
+
+def summary_rows(records) -> tuple[list[dict], list[dict]]:
+    """(rows, trace rows) for an iterable of records (dicts as stored)."""
+    rows, traces = [], []
+    for rec in records:
+        rid = record_id(rec["run_key"])
+        row = {"record_id": rid}
+        row.update({k: v for k, v in rec.items() if _scalar(v) and k not in _DROP})
+        rows.append(row)
+        tr = rec.get("traces")
+        if rec.get("experiment") == "gibbs_convergence" and isinstance(tr, dict):
+            T = tr.get("iterations", [])
+            for c, chain in enumerate(tr.get("log_F", [])):
+                for t, v in zip(T, chain):
+                    traces.append({"record_id": rid, "dataset": rec.get("dataset"), "sampler": rec.get("sampler"),
+                                   "chain": c, "T": int(t), "log_F": v})
+    return rows, traces
+
+
+def _atomic_csv(df: pd.DataFrame, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".csv", dir=path.parent)
+    os.close(fd)
+    try:
+        df.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    if path.exists():
+        old = pd.read_csv(path, low_memory=False)
+        # rows of records present in the new batch are replaced, the others kept
+        old = old[~old["record_id"].isin(set(new["record_id"]))] if len(new) else old
+        new = pd.concat([old, new], ignore_index=True, sort=False)
+    return new.sort_values(key, kind="mergesort").reset_index(drop=True) if len(new) else new
+
+
+def update_summary(results: str | os.PathLike, out_dir: str | os.PathLike, scale: str | None = None) -> dict:
+    """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
+    Figure 1, are always kept) to the summary in ``out_dir``; returns row counts."""
+    store = ResultStore(results)
+    recs = (r for r in store.iter_records()
+            if scale is None or r.get("scale") in (None, scale))
+    rows, traces = summary_rows(recs)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    df = _merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"])
+    _atomic_csv(df, out / RECORDS_CSV)
+    tdf = pd.DataFrame(traces)
+    if len(tdf) or (out / TRACES_CSV).exists():
+        tdf = _merge(out / TRACES_CSV, tdf, ["record_id", "chain", "T"]) if len(tdf) else pd.read_csv(out / TRACES_CSV)
+        _atomic_csv(tdf, out / TRACES_CSV)
+    return {"records": int(len(df)), "trace_rows": int(len(tdf)), "added_or_updated": len(rows)}
+
+
+def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
+    """The summary as a DataFrame shaped like ``ResultStore.load()`` (Figure 2 rows get
+    ``traces.iterations`` and ``traces.log_F`` lists back from the trace table)."""
+    out = Path(out_dir)
+    path = out / RECORDS_CSV
+    if not path.exists():
+        return pd.DataFrame()
+    df = pd.read_csv(path, low_memory=False)
+    df = df.astype(object).where(df.notna(), None)  # missing text fields read back as None, not NaN
+    for col in df.columns:  # restore numeric columns
+        conv = pd.to_numeric(df[col], errors="coerce")
+        if conv.notna().sum() == df[col].notna().sum() and df[col].notna().any():
+            df[col] = conv
+    tpath = out / TRACES_CSV
+    if tpath.exists() and "experiment" in df.columns:
+        t = pd.read_csv(tpath)
+        its, logs = {}, {}
+        for rid, g in t.groupby("record_id"):
+            g = g.sort_values(["chain", "T"])
+            chains = [c["log_F"].to_numpy() for _, c in g.groupby("chain")]
+            its[rid] = g.loc[g.chain == g.chain.min(), "T"].to_numpy()
+            logs[rid] = chains
+        df["traces.iterations"] = [its.get(r) for r in df.record_id]
+        df["traces.log_F"] = [logs.get(r) for r in df.record_id]
+    if "converged" in df.columns:
+        df["converged"] = df["converged"].map(lambda v: v if v is None or isinstance(v, bool)
+                                              else (str(v) == "True"))
+    return df

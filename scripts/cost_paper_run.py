@@ -1,0 +1,118 @@
+#!/usr/bin/env python
+"""Measure the cost of the paper-scale run (conf/scale/paper.yaml) and extrapolate its wall time.
+
+For each UCI data set: one representative Figures 3-4 PPCA group (``scale.restarts.ppca`` restarts as
+the chains of one ``ppca_restarts`` call on a subset of the largest n), timed in CPU seconds of this
+process (robust to other processes sharing the machine) and wall seconds, at a reduced number of
+iterations (``--iterations``; the per-iteration cost does not depend on the iteration count, so the
+chain part is scaled to 20,000 iterations) and at 1 and 2 Givens sweeps per iteration; the Figure-2
+chains (reference and fast, 5 x 40,000 iterations) from a short timed run; and the whole run
+extrapolated: groups = n_points x subsets per data set, each group = data + restarts x chain.
+
+    python scripts/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR [--iterations 1000]
+
+Last stdout line: JSON with every measured number and the extrapolated totals (CPU seconds; the wall
+time on 2 idle cores is at least CPU / 2).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mechanisms._base import PreparedData  # noqa: E402
+from mechanisms.bingham import run_bingham_chains  # noqa: E402
+from mechanisms.ppca import ppca_restarts  # noqa: E402
+
+K = {"kddcup": 4, "insurance": 11, "census": 8}
+PAPER = {"iterations": 20000, "restarts": 10, "n_points": 8, "subsets": 5,
+         "fig2_chains": 5, "fig2_iterations": 40000}
+
+
+class Clock:
+    def __enter__(self):
+        self.w, self.c = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *a):
+        self.wall, self.cpu = time.perf_counter() - self.w, time.process_time() - self.c
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--datasets", nargs="+", default=["census", "insurance", "kddcup"])
+    ap.add_argument("--iterations", type=int, default=1000, help="iterations per chain actually run")
+    ap.add_argument("--fig2-iterations", type=int, default=40, help="reference iterations actually timed")
+    args = ap.parse_args(argv)
+    from experiments.datasets import load_dataset
+
+    run_bingham_chains(np.linspace(1, 0, 6), 2, rng=np.random.default_rng(0), n_chains=1, iterations=4,
+                       progress=False)  # compile outside the timings
+    out = {"paper": PAPER, "measured_iterations": args.iterations, "load": os.getloadavg(), "datasets": {}}
+    total = {1: 0.0, 2: 0.0}
+    fig2_total = 0.0
+    for name in args.datasets:
+        with Clock() as t_load:
+            ds = load_dataset(name, data_dir=args.data_dir)
+        X = np.asarray(ds.X, dtype=np.float64)
+        with Clock() as t_data:  # the largest group's data: full set, validated, A formed, once per group
+            data = PreparedData(X)
+        row = {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": K[name], "load_cpu_s": t_load.cpu,
+               "group_data_cpu_s": t_data.cpu}
+        for sweeps in (1, 2):
+            rngs = [np.random.default_rng([0, r]) for r in range(PAPER["restarts"])]
+            with Clock() as t:
+                ppca_restarts(data, K[name], epsilon=0.1, rngs=rngs, sampler="gibbs", iterations=args.iterations,
+                              progress=False, warn=False, sweeps_per_iteration=sweeps)
+            chain_cpu_20k = t.cpu / PAPER["restarts"] * PAPER["iterations"] / args.iterations
+            group_cpu = t_data.cpu + PAPER["restarts"] * chain_cpu_20k
+            groups = PAPER["n_points"] * PAPER["subsets"]
+            row[f"sweeps{sweeps}"] = {"group_measured_wall_s": t.wall, "group_measured_cpu_s": t.cpu,
+                                      "chain_cpu_s_per_20k": chain_cpu_20k, "group_cpu_s": group_cpu,
+                                      "dataset_ppca_cpu_s": groups * group_cpu}
+            total[sweeps] += groups * group_cpu
+        if name in ("kddcup", "insurance"):  # Figure 2
+            scale = X.shape[0] * 0.1 / 2
+            evals = scale * np.linalg.eigvalsh(data.A)[::-1].copy()
+            with Clock() as t_ref:
+                run_bingham_chains(evals, K[name], rng=np.random.default_rng(1), sampler="reference", n_chains=1,
+                                   iterations=args.fig2_iterations, progress=False)
+            with Clock() as t_fast:
+                run_bingham_chains(evals, K[name], rng=np.random.default_rng(1), sampler="gibbs", n_chains=1,
+                                   iterations=20 * args.fig2_iterations, progress=False)
+            n_it = PAPER["fig2_chains"] * PAPER["fig2_iterations"]
+            ref = t_ref.cpu / args.fig2_iterations * n_it
+            fast = t_fast.cpu / (20 * args.fig2_iterations) * n_it
+            row["fig2"] = {"reference_cpu_s": ref, "fast_cpu_s": fast,
+                           "reference_ms_per_it": 1e3 * t_ref.cpu / args.fig2_iterations}
+            fig2_total += ref + fast
+        out["datasets"][name] = row
+        print(f"{name:9s} n={row['n']:7d} d={row['d']:4d} k={row['k']:2d} | group data {t_data.cpu:6.2f} cpu-s | "
+              f"chain/20k it: 1 sweep {row['sweeps1']['chain_cpu_s_per_20k']:7.1f}, 2 sweeps "
+              f"{row['sweeps2']['chain_cpu_s_per_20k']:7.1f} cpu-s | Figs 3-4 PPCA: "
+              f"{row['sweeps1']['dataset_ppca_cpu_s']:8.0f} / {row['sweeps2']['dataset_ppca_cpu_s']:8.0f} cpu-s"
+              + (f" | Fig 2 reference {row['fig2']['reference_cpu_s']:7.0f} fast {row['fig2']['fast_cpu_s']:5.0f} cpu-s"
+                 if "fig2" in row else ""), flush=True)
+    out["ppca_cpu_s"] = {f"sweeps{s}": v for s, v in total.items()}
+    out["fig2_cpu_s"] = fig2_total
+    out["load_after"] = os.getloadavg()
+    print(f"PPCA Figs 3-4: {total[1]:.0f} cpu-s (1 sweep) / {total[2]:.0f} cpu-s (2 sweeps); Figure 2: "
+          f"{fig2_total:.0f} cpu-s; on 2 idle cores at best (x + Figure 2) / 2", flush=True)
+    print(json.dumps(out, default=float))
+
+
+if __name__ == "__main__":
+    main()
