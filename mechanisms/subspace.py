@@ -365,6 +365,12 @@ def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, e
 # Approximate case (Algorithm 2)
 # ---------------------------------------------------------------------------------------------
 
+def _bottom(guarantee: PrivacyGuarantee, reason: str, **info: Any) -> MechanismOutput:
+    """Legacy ⊥ output of :func:`subspace_approx` (everything in ``info``)."""
+    info.update(status="bottom", bottom=True, reason=reason)
+    return MechanismOutput(components=None, guarantee=guarantee, info=info)  # type: ignore[arg-type]
+
+
 #: Defaults chosen by the experiment described in docs/mechanisms_other.md (section "subspace_approx").
 DEFAULT_C0 = 8.0
 DEFAULT_C1 = 2.0
