@@ -166,7 +166,10 @@ def _exact_candidates(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarra
     Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}``.  The subspaces
     with u >= 1 are exactly the spans of k linearly independent data points (the paper's candidate
     set, Algorithm 1); every other k-dim subspace has u = 0 (docs/subspace_exact_privacy.md, Claim 1).
-    "x ∈ s" means ``||x − P_s x|| <= tol``; identical spans are merged (key: rounded projector);
+    "x ∈ s" means ``||x − P_s x|| <= tol``; a k-subset whose rows all lie in an already found candidate
+    spans that candidate and is skipped, so each subspace appears once (a rounded-projector key, used
+    before, split one subspace into two keys when an entry rounded to −0.0 — a duplicated top candidate
+    has gap 0, which would break the privacy argument);
     ``sup`` is the maximum over {0} (it holds the zero rows) and the (k−1)-dim spans of points of s —
     enough, since s is spanned by its points, so any proper subspace's points extend to such a span.
     Returns (bases, integer scores, number of zero rows), in the order of first appearance.
@@ -181,18 +184,18 @@ def _exact_candidates(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarra
         r = int(np.sum(s > tol * max(1.0, s[0] if s.size else 1.0)))
         return U[:, :r] if r == len(rows) else None
 
-    seen: set[bytes] = set()
+    covered: set[tuple[int, ...]] = set()   # k-subsets already known to span a found candidate
     bases: list[np.ndarray] = []
     scores: list[int] = []
     for S in itertools.combinations(range(X.shape[0]), k):
+        if S in covered:
+            continue
         Q = basis(S)
         if Q is None:
             continue
-        key = np.round(Q @ Q.T, 6).tobytes()
-        if key in seen:
-            continue
-        seen.add(key)
         inside = np.linalg.norm(X - (X @ Q) @ Q.T, axis=1) <= tol
+        covered.update(itertools.combinations(
+            [i for i in np.flatnonzero(inside) if not is_zero[i]], k))
         count = int(inside.sum())
         sup = n_zero
         if k > 1:
@@ -203,7 +206,7 @@ def _exact_candidates(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarra
                 Qt = basis(T)
                 if Qt is None:
                     continue
-                kt = np.round(Qt @ Qt.T, 6).tobytes()
+                kt = (np.round(Qt @ Qt.T, 6) + 0.0).tobytes()   # optimisation only (max is idempotent)
                 if kt in seen_t:
                     continue
                 seen_t.add(kt)
