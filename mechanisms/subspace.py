@@ -179,6 +179,9 @@ def _exact_candidates(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarra
     n_zero = int(is_zero.sum())
 
     def basis(rows) -> np.ndarray | None:
+        if len(rows) == 1:                     # a line: no SVD needed
+            i = rows[0]
+            return None if is_zero[i] else (X[i] / norms[i])[:, None]
         M = X[list(rows)].T
         U, s, _ = np.linalg.svd(M, full_matrices=False)
         r = int(np.sum(s > tol * max(1.0, s[0] if s.size else 1.0)))
