@@ -138,8 +138,13 @@ def paper_exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
 
 
 def _exact_inputs(X: Any, k: int, epsilon: float, delta: float, ell: int | None, too_many: str,
-                  row_norm_bound: float, clip: bool, *, min_ell: int, default_ell: int | None = None):
+                  row_norm_bound: float, clip: bool, *, min_ell: int, default_ell: int | None = None,
+                  tol: float = 1e-8, max_candidates: int = 1):
     """Validation shared by the fixed and the paper's exact-case estimators."""
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
+        raise PrivacyInputError(f"tol must be a finite number >= 0, got {tol!r}")
+    if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) or max_candidates < 1:
+        raise PrivacyInputError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
     X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     n, d = X.shape
     k = check_k(k, d)
@@ -267,7 +272,7 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     ``ell`` defaults to k − 1 (general position) and must be >= 0.
     """
     X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=0)
+                                                  min_ell=0, tol=tol, max_candidates=max_candidates)
     n = X.shape[0]
     n_subsets = math.comb(n, k)
     guarantee = PrivacyGuarantee(
@@ -331,7 +336,7 @@ def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, e
     :func:`subspace_exact`, except that ``ell`` defaults to max(1, k − 1) and must be >= 1.
     """
     X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=1)
+                                                  min_ell=1, tol=tol, max_candidates=max_candidates)
     n = X.shape[0]
     n_subsets = math.comb(n, k)
     guarantee = PrivacyGuarantee(

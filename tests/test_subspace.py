@@ -170,6 +170,9 @@ def test_exact_bad_inputs():
     for ell in (-1, 1.5, True):
         with pytest.raises(PrivacyInputError, match="ell"):
             subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=ell)
+    for kw in (dict(tol=-1.0), dict(tol=float("nan")), dict(max_candidates=0), dict(max_candidates=2.5)):
+        with pytest.raises(PrivacyInputError, match="tol|max_candidates"):
+            subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, **kw)
     with pytest.raises(PrivacyInputError, match="ell"):   # the paper's NULL argument needs ℓ >= 1
         _subspace_exact_paper_unfixed(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
     with pytest.raises(PrivacyInputError):
