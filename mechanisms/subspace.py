@@ -17,8 +17,11 @@ decided on public quantities or on the mechanism's noisy values); the guarantee 
 (⊥ is one of the private outcomes).  Each function's docstring lists which of its output fields
 are release and which diagnostics (exact data statistics: not private).
 
-:func:`subspace_exact` — Algorithm 1 (DPESSE): GAP-MAX (Lemma A.16, [BDRS18]) over the subspaces
-spanned by k-subsets of the data, plus NULL, with truncated-Laplace noise TLap(2, ε, δ) (Lemma A.14).
+:func:`subspace_exact` — the exact case (section 4) with the paper's scores, FIXED to be (ε, δ)-DP:
+propose-test-release on the top candidate's score gap with truncated-Laplace noise TLap(2, ε, δ)
+(Lemma A.14); proof and departures from the paper in ``docs/subspace_exact_privacy.md``.
+:func:`_subspace_exact_paper_unfixed` — Algorithm 1 (DPESSE) as written: GAP-MAX (Lemma A.16) over the
+data-dependent candidate set plus NULL.  NOT differentially private (issue 10); audit variant only.
 :func:`subspace_approx` — Algorithm 2 (DPASE): subsample-and-aggregate with reference points and a
 stable (ε, δ)-DP histogram on randomly offset cells.
 """
@@ -66,36 +69,313 @@ def truncated_laplace_variance(sensitivity: float, epsilon: float, delta: float)
     return (2 * lam ** 2 - e * (A ** 2 + 2 * A * lam + 2 * lam ** 2)) / (1 - e)
 
 
+def truncated_laplace_survival(t: float, sensitivity: float, epsilon: float, delta: float) -> float:
+    """P[Z > t] for Z ~ TLap(Δ, ε, δ) (Lemma A.14), in closed form.
+
+    For 0 <= t < A: ∫_t^A B e^{-y/λ} dy = (e^{-t/λ} − e^{-A/λ}) / (2 (1 − e^{-A/λ})); 0 for t >= A;
+    1 − P[Z > −t] for t < 0 (the density is symmetric).
+    """
+    lam, A = truncated_laplace_params(sensitivity, epsilon, delta)
+    if t >= A:
+        return 0.0
+    if t < 0:
+        return 1.0 - truncated_laplace_survival(-t, sensitivity, epsilon, delta)
+    e_A = math.exp(-A / lam)
+    return (math.exp(-t / lam) - e_A) / (2.0 * (1.0 - e_A))
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact case (Algorithm 1): scores, the fixed mechanism, and the paper's (broken) GAP-MAX
+# ---------------------------------------------------------------------------------------------
+
+#: Sensitivity of the gap top score − runner-up score under replace-one-row (each score moves by <= 1).
+GAP_SENSITIVITY = 2.0
+
+
+def exact_ptr_threshold(epsilon: float, delta: float) -> float:
+    """τ = 2 + A, A the bound of TLap(2, ε, δ): the test threshold of :func:`subspace_exact`.
+
+    A top candidate that differs between two neighbours has gap <= 2 on both, so its noisy gap
+    (gap + TLap(2, ε, δ), noise < A) never exceeds τ (docs/subspace_exact_privacy.md, Claim 3).
+    """
+    _, A = truncated_laplace_params(GAP_SENSITIVITY, epsilon, delta)
+    return GAP_SENSITIVITY + A
+
+
+def exact_ptr_pass_probability(gap: float, epsilon: float, delta: float) -> float:
+    """P[gap + TLap(2, ε, δ) > τ]: the probability that :func:`subspace_exact` releases its top
+    candidate when that candidate's score exceeds every other subspace's score by ``gap``."""
+    return truncated_laplace_survival(exact_ptr_threshold(epsilon, delta) - gap, GAP_SENSITIVITY, epsilon, delta)
+
+
+def exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
+    """Accuracy of :func:`subspace_exact` (our analogue of Lemma 4.4): under Problem 4.1,
+    n >= 3ℓ + 2A + 2 (A of TLap(2, ε, δ)) guarantees output s_* with probability 1.
+
+    Lemma 4.3 gives u(s_*) >= n − 2ℓ and u(s) <= ℓ for every other k-dim s, so the gap is >= n − 3ℓ;
+    the release happens surely when gap − A >= τ = 2 + A.
+    """
+    _, A = truncated_laplace_params(GAP_SENSITIVITY, epsilon, delta)
+    return 3 * ell + 2.0 * A + 2.0
+
+
 def exact_null_score(ell: int, epsilon: float, delta: float) -> float:
-    """u(X, NULL) = ℓ + max(4 log(1/δ)/ε, 2A) + 1.
+    """u(X, NULL) = ℓ + max(4 log(1/δ)/ε, 2A) + 1, for the paper's (unfixed) Algorithm 1 only.
 
     The paper sets ℓ + 4 log(1/δ)/ε + 1, relying on the noise bound A <= 2 log(1/δ)/ε, which holds
-    only for ε <= ln(3 - 2δ) ≈ 1.1 (A = (2/ε) log(1 + (e^ε - 1)/(2δ)) exactly).  Using max(·, 2A)
-    keeps the argument "a candidate of score <= ℓ can never beat NULL" valid for every ε and
-    equals the paper's value when ε is small.
+    only for ε <= ln(3 - 2δ) ≈ 1.1 (A = (2/ε) log(1 + (e^ε - 1)/(2δ)) exactly); max(·, 2A) equals the
+    paper's value when ε is small.  Not used by the fixed :func:`subspace_exact`.
     """
     _, A = truncated_laplace_params(2.0, epsilon, delta)
     return ell + max(4.0 * math.log(1.0 / delta) / epsilon, 2.0 * A) + 1.0
 
 
-def exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
-    """Lemma 4.4 with our NULL score: n >= 3ℓ + 2·max(4 log(1/δ)/ε, 2A) + 2 guarantees output s_*."""
+def paper_exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
+    """Lemma 4.4 for the paper's Algorithm 1 with our NULL score: n >= 3ℓ + 2·max(4 log(1/δ)/ε, 2A) + 2.
+
+    Applies to :func:`_subspace_exact_paper_unfixed` (which is not private), kept for comparison.
+    """
     _, A = truncated_laplace_params(2.0, epsilon, delta)
     return 3 * ell + 2.0 * max(4.0 * math.log(1.0 / delta) / epsilon, 2.0 * A) + 2.0
 
 
-#: subspace_exact's output fields computed from the raw data (diagnostics, not private); the
-#: others are public configuration or functions of (n, k, ℓ, ε, δ) only (n is public under
-#: replace-one-row)
-EXACT_DIAGNOSTICS = ("n_candidates", "top_score", "second_score", "winner_score", "n_clipped")
+def _exact_inputs(X: Any, k: int, epsilon: float, delta: float, ell: int | None, too_many: str,
+                  row_norm_bound: float, clip: bool, *, min_ell: int, default_ell: int | None = None,
+                  tol: float = 1e-8, max_candidates: int = 1):
+    """Validation shared by the fixed and the paper's exact-case estimators."""
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
+        raise PrivacyInputError(f"tol must be a finite number >= 0, got {tol!r}")
+    if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) or max_candidates < 1:
+        raise PrivacyInputError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
+    X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
+    n, d = X.shape
+    k = check_k(k, d)
+    eps = check_epsilon(epsilon)
+    dl = check_delta(delta)
+    if ell is None:
+        ell = max(min_ell, k - 1) if default_ell is None else default_ell
+    if isinstance(ell, bool) or int(ell) != ell or int(ell) < min_ell:
+        raise PrivacyInputError(f"ell must be an integer >= {min_ell}, got {ell!r}")
+    if too_many not in ("raise", "bottom"):
+        raise PrivacyInputError(f"too_many must be 'raise' or 'bottom', got {too_many!r}")
+    return X, n_clipped, k, eps, dl, int(ell)
 
 
-def _split_exact(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(release, diagnostics) of subspace_exact's fields (see :data:`EXACT_DIAGNOSTICS`)."""
-    release = {k: v for k, v in fields.items() if k not in EXACT_DIAGNOSTICS}
-    diagnostics = {k: v for k, v in fields.items() if k in EXACT_DIAGNOSTICS}
-    return release, diagnostics
+def _too_many_message(n: int, k: int, n_subsets: int, max_candidates: int) -> str:
+    return (f"C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates={max_candidates} "
+            f"(depends on n and k only); the exact-case estimator is a combinatorial search meant for "
+            f"small inputs")
 
+
+def _exact_candidates(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """Every k-dim subspace s with score u(X, s) >= 1, its orthonormal basis and its score.
+
+    Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}``.  The subspaces
+    with u >= 1 are exactly the spans of k linearly independent data points (the paper's candidate
+    set, Algorithm 1); every other k-dim subspace has u = 0 (docs/subspace_exact_privacy.md, Claim 1).
+    "x ∈ s" means ``||x − P_s x|| <= tol``; a k-subset whose rows all lie in an already found candidate
+    spans that candidate and is skipped, so each subspace appears once (a rounded-projector key, used
+    before, split one subspace into two keys when an entry rounded to −0.0 — a duplicated top candidate
+    has gap 0, which would break the privacy argument);
+    ``sup`` is the maximum over {0} (it holds the zero rows) and the (k−1)-dim spans of points of s —
+    enough, since s is spanned by its points, so any proper subspace's points extend to such a span.
+    Returns (bases, integer scores, number of zero rows), in the order of first appearance.
+    """
+    norms = np.linalg.norm(X, axis=1)
+    is_zero = norms <= tol
+    n_zero = int(is_zero.sum())
+
+    def basis(rows) -> np.ndarray | None:
+        if len(rows) == 1:                     # a line: no SVD needed
+            i = rows[0]
+            return None if is_zero[i] else (X[i] / norms[i])[:, None]
+        M = X[list(rows)].T
+        U, s, _ = np.linalg.svd(M, full_matrices=False)
+        r = int(np.sum(s > tol * max(1.0, s[0] if s.size else 1.0)))
+        return U[:, :r] if r == len(rows) else None
+
+    covered: set[tuple[int, ...]] = set()   # k-subsets already known to span a found candidate
+    bases: list[np.ndarray] = []
+    scores: list[int] = []
+    for S in itertools.combinations(range(X.shape[0]), k):
+        if S in covered:
+            continue
+        Q = basis(S)
+        if Q is None:
+            continue
+        inside = np.linalg.norm(X - (X @ Q) @ Q.T, axis=1) <= tol
+        covered.update(itertools.combinations(
+            [i for i in np.flatnonzero(inside) if not is_zero[i]], k))
+        count = int(inside.sum())
+        sup = n_zero
+        if k > 1:
+            pts = [i for i in np.flatnonzero(inside) if not is_zero[i]]
+            seen_t: set[bytes] = set()
+            Xs = X[inside]
+            for T in itertools.combinations(pts, k - 1):
+                Qt = basis(T)
+                if Qt is None:
+                    continue
+                kt = (np.round(Qt @ Qt.T, 6) + 0.0).tobytes()   # optimisation only (max is idempotent)
+                if kt in seen_t:
+                    continue
+                seen_t.add(kt)
+                sup = max(sup, int(np.sum(np.linalg.norm(Xs - (Xs @ Qt) @ Qt.T, axis=1) <= tol)))
+        bases.append(Q)
+        scores.append(count - sup)
+    return bases, np.array(scores, dtype=float), n_zero
+
+
+def _top_and_gap(scores: np.ndarray) -> tuple[int | None, float, float]:
+    """(index of the top candidate, its score's gap over every other k-dim subspace, runner-up score).
+
+    Every k-dim subspace that is not a candidate has score 0 (and there are infinitely many, as
+    k < d), so the runner-up score is max(0, second-largest candidate score).  No candidate: (None, 0, 0).
+    Ties are broken by the order of first appearance; a tie means gap 0, and then the top candidate is
+    never released, so the tie-break does not matter for privacy.
+    """
+    if scores.size == 0:
+        return None, 0.0, 0.0
+    order = np.argsort(-scores, kind="stable")
+    runner_up = max(0.0, float(scores[order[1]])) if scores.size > 1 else 0.0
+    return int(order[0]), float(scores[order[0]]) - runner_up, runner_up
+
+
+def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
+                   ell: int | None = None, tol: float = 1e-8, max_candidates: int = 20000,
+                   too_many: str = "raise", row_norm_bound: float = 1.0,
+                   clip: bool = False) -> MechanismOutput:
+    """Exact-case subspace estimation (Singhal–Steinke section 4, Problem 4.1), FIXED: (ε, δ)-DP under
+    replace-one-row for every input.  Proof: docs/subspace_exact_privacy.md.
+
+    The paper's Algorithm 1 (GAP-MAX over the data-dependent candidate set) is not differentially
+    private (issue 10; kept as :func:`_subspace_exact_paper_unfixed` for audits only).  This version
+    keeps the paper's score ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}`` and candidates (spans of k
+    data points, :func:`_exact_candidates`) and replaces GAP-MAX + NULL by propose-test-release:
+
+    1. s₁ = the top-scoring candidate; gap = u(s₁) − max(0, second-largest candidate score)
+       (every non-candidate k-dim subspace scores 0).  The gap has sensitivity 2.
+    2. noisy_gap = gap + Z, Z ~ TLap(2, ε, δ) (Lemma A.14; the whole budget (ε, δ) goes to this test).
+    3. Release s₁ if noisy_gap > τ = 2 + A (:func:`exact_ptr_threshold`), else ⊥.  The noisy gap is
+       released too (status and noisy gap are both covered by the guarantee).
+
+    Neighbours with different top candidates both have gap <= 2, so their noisy gaps stay below τ
+    and both answer ⊥; neighbours with the same top candidate differ only through the noisy gap.
+    There is no NULL candidate: ⊥ plays its role.  ℓ does not enter the algorithm; it only sets the
+    diagnostic sample bound :func:`exact_min_samples` (n >= 3ℓ + 2A + 2 returns s_* surely under
+    Problem 4.1, against 3ℓ + 2·max(4 log(1/δ)/ε, 2A) + 2 for the paper's algorithm).
+
+    ``release``: ``status`` ("ok"/"bottom"), ``noisy_gap``, ``threshold`` (τ, data independent) and,
+    for ⊥, ``reason``.  ``diagnostics`` (NOT private): exact scores, gap, candidate counts, the exact
+    pass probability, clipping count.  Combinatorial search: when ``C(n, k) > max_candidates`` a
+    :class:`PrivacyInputError` is raised (``too_many="raise"``) or ⊥ returned without any noisy gap
+    (``too_many="bottom"``); this depends only on (n, k), public under replacement.  "x ∈ s" means
+    ``||x − P_s x|| <= tol`` (the proof treats membership as exact; see the note's caveats).
+    ``ell`` defaults to k − 1 (general position) and must be >= 0.
+    """
+    X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
+                                                  min_ell=0, tol=tol, max_candidates=max_candidates)
+    n = X.shape[0]
+    n_subsets = math.comb(n, k)
+    guarantee = PrivacyGuarantee(
+        eps, dl, NEIGHBOURING, exact=True,
+        note="Singhal-Steinke exact case, FIXED (issue 10): the paper's GAP-MAX over a data-dependent "
+             "candidate set is not DP; releases the top-scoring subspace only if its score gap + "
+             "TLap(2, eps, delta) exceeds 2 + A (propose-test-release), else bottom; "
+             "proof in docs/subspace_exact_privacy.md")
+    lam, A = truncated_laplace_params(GAP_SENSITIVITY, eps, dl)
+    tau = exact_ptr_threshold(eps, dl)
+    diagnostics: dict[str, Any] = {
+        "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
+        "tol": tol, "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
+        "min_samples": exact_min_samples(ell, eps, dl),
+    }
+    if n_subsets > max_candidates:
+        if too_many == "raise":
+            raise PrivacyInputError("subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates))
+        release = {"status": "bottom", "reason": "too many candidates: " +
+                   _too_many_message(n, k, n_subsets, max_candidates)}
+        return _exact_output(None, guarantee, release, diagnostics)
+
+    bases, scores, n_zero = _exact_candidates(X, k, tol)
+    top, gap, runner_up = _top_and_gap(scores)
+    noisy_gap = gap + float(truncated_laplace(GAP_SENSITIVITY, eps, dl, rng))
+    diagnostics.update(n_candidates=len(bases), n_zero_rows=n_zero, gap=gap, runner_up_score=runner_up,
+                       top_score=float(scores[top]) if top is not None else 0.0,
+                       pass_probability=exact_ptr_pass_probability(gap, eps, dl))
+    release: dict[str, Any] = {"noisy_gap": noisy_gap, "threshold": tau}
+    if top is None or not noisy_gap > tau:
+        release.update(status="bottom", reason="noisy score gap below the threshold")
+        return _exact_output(None, guarantee, release, diagnostics)
+    release["status"] = "ok"
+    return _exact_output(fix_signs(bases[top].copy()), guarantee, release, diagnostics)
+
+
+def _exact_output(components: np.ndarray | None, guarantee: PrivacyGuarantee, release: dict[str, Any],
+                  diagnostics: dict[str, Any]) -> MechanismOutput:
+    """MechanismOutput with the release (plus the ``bottom`` flag) and the (not private) diagnostics
+    kept apart."""
+    return MechanismOutput(components=components, guarantee=guarantee,
+                           release=dict(release, bottom=components is None), diagnostics=dict(diagnostics))
+
+
+def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
+                                  delta: float = 1e-6, ell: int | None = None, tol: float = 1e-8,
+                                  max_candidates: int = 20000, too_many: str = "raise",
+                                  row_norm_bound: float = 1.0, clip: bool = False) -> MechanismOutput:
+    """KNOWN BROKEN — NOT differentially private.  Singhal–Steinke Algorithm 1 (DPESSE) as written, for
+    audits only (not registered in :data:`mechanisms.MECHANISMS` nor in conf/).
+
+    GAP-MAX over the data-dependent candidate set plus NULL: with s₂ the runner-up score (NULL
+    included, score :func:`exact_null_score`), output ``argmax_s max{0, u(s) − u(s₂) − 1} + ξ(s)``,
+    ξ ~ TLap(2, ε, δ) i.i.d. over the candidates of X only.  When the two highest scores are within 1,
+    every gap is 0 and the output is the argmax of pure noise over candidates that may exist in only
+    one of two neighbouring datasets.  Counterexample (issue 10, tests/test_subspace.py): ε = 1,
+    δ = 1e-6, d = 3, k = 1, 57 rows e₁ plus one row e₂ vs the same with e₃: span(e₂) is output with
+    probability ≈ 1/3 under the first and 0 under the second.  The guarantee records the paper's
+    claimed (ε, δ) with ``exact=False`` and a note saying it is false.  Same keyword arguments as
+    :func:`subspace_exact`, except that ``ell`` defaults to max(1, k − 1) and must be >= 1.
+    """
+    X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
+                                                  min_ell=1, tol=tol, max_candidates=max_candidates)
+    n = X.shape[0]
+    n_subsets = math.comb(n, k)
+    guarantee = PrivacyGuarantee(
+        eps, dl, NEIGHBOURING, exact=False,
+        note="KNOWN NOT DP (issue 10): Singhal-Steinke Algorithm 1 as written (GAP-MAX with NULL over a "
+             "data-dependent candidate set); the (eps, delta) recorded is the paper's false claim; "
+             "audit variant only")
+    lam, A = truncated_laplace_params(2.0, eps, dl)
+    null_score = exact_null_score(ell, eps, dl)
+    diagnostics: dict[str, Any] = {
+        "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
+        "tol": tol, "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
+        "null_score": null_score, "min_samples_lemma_4_4": paper_exact_min_samples(ell, eps, dl),
+    }
+    if n_subsets > max_candidates:
+        if too_many == "raise":
+            raise PrivacyInputError("subspace_exact (paper): " +
+                                    _too_many_message(n, k, n_subsets, max_candidates))
+        release = {"status": "bottom", "reason": "too many candidates: " +
+                   _too_many_message(n, k, n_subsets, max_candidates)}
+        return _exact_output(None, guarantee, release, diagnostics)
+    bases, cand_scores, n_zero = _exact_candidates(X, k, tol)
+    scores = np.concatenate([[null_score], cand_scores])      # index 0 = NULL
+    order = np.argsort(-scores, kind="stable")
+    s2 = float(scores[order[1]]) if scores.size > 1 else -np.inf
+    gaps = np.maximum(0.0, scores - s2 - 1.0)
+    xi = truncated_laplace(2.0, eps, dl, rng, size=scores.size)
+    winner = int(np.argmax(gaps + xi))
+    diagnostics.update(n_candidates=len(bases), n_zero_rows=n_zero, top_score=float(scores[order[0]]),
+                       second_score=s2, winner_score=float(scores[winner]))
+    if winner == 0:
+        return _exact_output(None, guarantee, {"status": "bottom", "reason": "NULL"}, diagnostics)
+    return _exact_output(fix_signs(bases[winner - 1].copy()), guarantee, {"status": "ok"}, diagnostics)
+
+
+# ---------------------------------------------------------------------------------------------
+# Approximate case (Algorithm 2)
+# ---------------------------------------------------------------------------------------------
 
 def _bottom(guarantee: PrivacyGuarantee, reason: str, release: dict[str, Any],
             diagnostics: dict[str, Any]) -> MechanismOutput:
@@ -104,130 +384,6 @@ def _bottom(guarantee: PrivacyGuarantee, reason: str, release: dict[str, Any],
     return MechanismOutput(components=None, guarantee=guarantee, release=release,  # type: ignore[arg-type]
                            diagnostics=dict(diagnostics))
 
-
-def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                   ell: int | None = None, tol: float = 1e-8, max_candidates: int = 20000,
-                   too_many: str = "raise", row_norm_bound: float = 1.0,
-                   clip: bool = False) -> MechanismOutput:
-    """Algorithm 1 (DPESSE) of Singhal–Steinke: (ε, δ)-DP exact subspace estimation (Theorem 1.1).
-
-    Score (section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}`` for every k-dimensional s spanned
-    by k data points; ``u(X, NULL)`` from :func:`exact_null_score`.  GAP-MAX: with s₁, s₂ the top two
-    scores, output ``argmax_s max{0, u(s) − u(s₂) − 1} + ξ(s)``, ξ ~ TLap(2, ε, δ) i.i.d. (score
-    sensitivity 1, gap sensitivity 2, Lemma 4.2 / appendix B).  If every dataset point but ≤ ℓ lies in
-    s_* and every (k−1)-dim subspace holds ≤ ℓ points, the output is s_* whenever
-    ``n >= exact_min_samples(ℓ, ε, δ)`` (Lemma 4.4).
-
-    Implementation choices: "x ∈ s" means ``||x − P_s x|| <= tol`` (floating point); k-subsets whose
-    span has dimension < k are not candidates (the output space is S_d^k); identical spans are merged
-    (key: rounded projector); ``sup`` is computed over (k−1)-dim spans of points of s (enough: any
-    proper subspace's points extend to such a span).  The search is combinatorial: when
-    ``C(n, k) > max_candidates`` a :class:`PrivacyInputError` is raised (``too_many="raise"``, default)
-    or ⊥ is returned with reason "too many candidates" (``too_many="bottom"``, used by the run.py
-    config so that a single run on a large data set ends with a record).  The test depends only on
-    (n, k) and the cap — never on the data — so refusing reveals nothing (n is public under the
-    replacement relation).
-    Release: ``status``/``bottom``/``reason``, ``n_subsets``, ``max_candidates``, ``ell``,
-    ``null_score``, ``noise_scale``, ``noise_bound``, ``noise``, ``min_samples_lemma_4_4``, ``tol``
-    (functions of n, k, ℓ, ε, δ only).  Diagnostics (not private): ``n_candidates``,
-    ``top_score``, ``second_score``, ``winner_score``, ``n_clipped`` (:data:`EXACT_DIAGNOSTICS`).
-    ``ell`` (ℓ) defaults to max(1, k − 1) (general position); ℓ >= 1 is required by the privacy proof
-    (candidates present for only one of two neighbours have score <= 1 <= ℓ).
-    """
-    X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
-    n, d = X.shape
-    k = check_k(k, d)
-    eps = check_epsilon(epsilon)
-    dl = check_delta(delta)
-    ell = max(1, k - 1) if ell is None else int(ell)
-    if ell < 1:
-        raise PrivacyInputError(f"ell must be >= 1, got {ell}")
-    if too_many not in ("raise", "bottom"):
-        raise PrivacyInputError(f"too_many must be 'raise' or 'bottom', got {too_many!r}")
-    n_subsets = math.comb(n, k)
-    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=True,
-                                 note="Singhal-Steinke Algorithm 1 (GAP-MAX, truncated Laplace)")
-    if n_subsets > max_candidates and too_many == "bottom":
-        return _bottom(guarantee, f"too many candidates: C(n={n}, k={k}) = {n_subsets} > max_candidates="
-                                  f"{max_candidates} (depends on n and k only)",
-                       *_split_exact(dict(n_subsets=n_subsets, max_candidates=max_candidates, ell=ell,
-                                          n_clipped=n_clipped)))
-    if n_subsets > max_candidates:
-        raise PrivacyInputError(
-            f"subspace_exact: C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates="
-            f"{max_candidates}; the exact-case estimator is a combinatorial search meant for small inputs")
-    lam, A_trunc = truncated_laplace_params(2.0, eps, dl)
-    null_score = exact_null_score(ell, eps, dl)
-
-    norms = np.linalg.norm(X, axis=1)
-    is_zero = norms <= tol
-    n_zero = int(is_zero.sum())
-
-    def basis(idx) -> np.ndarray | None:
-        M = X[list(idx)].T
-        U, s, _ = np.linalg.svd(M, full_matrices=False)
-        r = int(np.sum(s > tol * max(1.0, s[0] if s.size else 1.0)))
-        return U[:, :r] if r == len(idx) else None
-
-    def members(Q: np.ndarray) -> np.ndarray:
-        R = X - (X @ Q) @ Q.T
-        return np.linalg.norm(R, axis=1) <= tol
-
-    cands: dict[bytes, tuple[np.ndarray, int]] = {}
-    for S in itertools.combinations(range(n), k):
-        Q = basis(S)
-        if Q is None:
-            continue
-        P = Q @ Q.T
-        key = np.round(P, 6).tobytes()
-        if key in cands:
-            continue
-        inside = members(Q)
-        count = int(inside.sum())
-        # sup over proper subspaces of s: (k-1)-dim spans of points of s (zero points lie everywhere)
-        sup = n_zero
-        if k > 1:
-            pts = [i for i in np.flatnonzero(inside) if not is_zero[i]]
-            seen: set[bytes] = set()
-            for T in itertools.combinations(pts, k - 1):
-                Qt = basis(T)
-                if Qt is None:
-                    continue
-                kt = np.round(Qt @ Qt.T, 6).tobytes()
-                if kt in seen:
-                    continue
-                seen.add(kt)
-                Rt = X[inside] - (X[inside] @ Qt) @ Qt.T
-                sup = max(sup, int(np.sum(np.linalg.norm(Rt, axis=1) <= tol)))
-        cands[key] = (Q, count - sup)
-
-    names = ["NULL"] + list(cands)
-    scores = np.array([null_score] + [u for _, u in cands.values()], dtype=float)
-    order = np.argsort(-scores, kind="stable")
-    s2 = scores[order[1]] if len(scores) > 1 else -np.inf
-    gaps = np.maximum(0.0, scores - s2 - 1.0)
-    xi = truncated_laplace(2.0, eps, dl, rng, size=len(scores))
-    winner = int(np.argmax(gaps + xi))
-    info: dict[str, Any] = {
-        "n_candidates": len(cands), "n_subsets": n_subsets, "ell": ell, "null_score": null_score,
-        "top_score": float(scores[order[0]]), "second_score": float(s2),
-        "noise_scale": lam, "noise_bound": A_trunc, "noise": "truncated-laplace(2, eps, delta)",
-        "min_samples_lemma_4_4": exact_min_samples(ell, eps, dl), "n_clipped": n_clipped, "tol": tol,
-    }
-    if winner == 0:
-        return _bottom(guarantee, "NULL (no subspace with a large enough score gap)", *_split_exact(info))
-    Q = cands[names[winner]][0]
-    info["status"] = "ok"
-    info["bottom"] = False
-    info["winner_score"] = float(scores[winner])
-    release, diagnostics = _split_exact(info)
-    return MechanismOutput(components=fix_signs(Q.copy()), guarantee=guarantee, release=release,
-                           diagnostics=diagnostics)
-
-
-# ---------------------------------------------------------------------------------------------
-# Approximate case (Algorithm 2)
-# ---------------------------------------------------------------------------------------------
 
 #: Defaults chosen by the experiment described in docs/mechanisms_other.md (section "subspace_approx").
 DEFAULT_C0 = 8.0

@@ -8,9 +8,11 @@ from scipy import integrate
 
 from mechanisms._base import PrivacyInputError
 from mechanisms.metrics import projector_distance
-from mechanisms.subspace import (approx_parameters, exact_min_samples, exact_null_score, stable_histogram_threshold,
-                                 subspace_approx, subspace_exact, truncated_laplace, truncated_laplace_params,
-                                 truncated_laplace_variance)
+from mechanisms.subspace import (_subspace_exact_paper_unfixed, approx_parameters, exact_min_samples,
+                                 exact_null_score, exact_ptr_pass_probability, exact_ptr_threshold,
+                                 paper_exact_min_samples, stable_histogram_threshold, subspace_approx,
+                                 subspace_exact, truncated_laplace, truncated_laplace_params,
+                                 truncated_laplace_survival, truncated_laplace_variance)
 
 
 def planted_exact(n, d, k, rng, n_adv=0):
@@ -67,51 +69,87 @@ def test_truncated_laplace_privacy_ratio():
     assert (1 / lam) * D <= eps + 1e-12
 
 
-# ------------------------------------------------------------------ exact case (Algorithm 1)
+# ------------------------------------------------------------------ exact case (fixed Algorithm 1)
+# Privacy of the fix: tests/test_subspace_exact_privacy.py.
 
 def test_exact_recovers_planted_subspace():
+    """Problem 4.1 with ℓ = 1 (one adversarial row, general position) and n = the fixed sample bound:
+    the gap is n − 3 >= 2 + 2A, so every run releases s_* (pass probability exactly 1)."""
     rng = np.random.default_rng(1)
     eps, delta, k = 1.0, 1e-3, 2
     n = int(math.ceil(exact_min_samples(1, eps, delta))) + 1
     X, U = planted_exact(n, 5, k, rng, n_adv=1)
     for seed in range(3):
         out = subspace_exact(X, k, rng=np.random.default_rng(seed), epsilon=eps, delta=delta, ell=1)
-        assert out.release["status"] == "ok"
+        assert out.status == "ok" and out.release["status"] == "ok"
+        assert out.release["noisy_gap"] > out.release["threshold"]
         assert out.components.shape == (5, 2)
         np.testing.assert_allclose(out.components.T @ out.components, np.eye(2), atol=1e-10)
         assert projector_distance(out.components, U) < 1e-6
-    assert out.guarantee.neighbouring == "replace-one-row"
+    assert out.guarantee.neighbouring == "replace-one-row" and out.guarantee.exact
     assert out.guarantee.epsilon == eps and out.guarantee.delta == delta
-    assert out.diagnostics["top_score"] >= n - 2 * 1  # Lemma 4.3
+    assert "FIXED" in out.guarantee.note and "propose-test-release" in out.guarantee.note
+    # Lemma 4.3: u(s_*) = (n − 1) − 1 (one adversarial row, lines of s_* hold one row each), runner-up 1
+    assert out.diagnostics["top_score"] == n - 2 and out.diagnostics["runner_up_score"] == 1
+    assert out.diagnostics["pass_probability"] == 1.0
+    # the release holds no exact data statistic
+    assert set(out.release) == {"status", "bottom", "noisy_gap", "threshold"}
 
 
-def test_exact_null_on_general_position_data():
-    """Points in general position in R^4: every 2-dim span holds 2 points, no gap -> NULL (⊥)."""
+def test_exact_bottom_on_general_position_data():
+    """Points in general position in R^4: every 2-dim span holds 2 points (score 1), gap 0 -> ⊥ surely."""
     rng = np.random.default_rng(2)
     X = rng.standard_normal((40, 4))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     out = subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3)
-    assert out.components is None
+    assert out.components is None and out.status == "bottom"
+    assert out.diagnostics["gap"] == 0 and out.diagnostics["pass_probability"] == 0.0
     assert out.release["status"] == "bottom" and out.release["bottom"] is True
 
 
-def test_exact_too_few_samples_gives_null():
-    """Planted subspace but n far below Lemma 4.4's bound: the NULL score dominates -> ⊥."""
+def test_exact_small_gap_gives_bottom():
+    """Planted subspace with n = 3 rows: gap u(s_*) = 3 − 1 = 2 <= τ − A, so ⊥ surely."""
     rng = np.random.default_rng(3)
-    X, _ = planted_exact(12, 5, 2, rng)
+    X, _ = planted_exact(3, 5, 2, rng)
     out = subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3)
-    assert out.components is None and out.release["status"] == "bottom"
+    assert out.components is None and out.status == "bottom"
+    assert out.diagnostics["gap"] == 2 and out.diagnostics["pass_probability"] == 0.0
 
 
 def test_exact_too_large_raises():
     rng = np.random.default_rng(4)
     X, _ = planted_exact(200, 6, 3, rng)
-    with pytest.raises(PrivacyInputError, match="max_candidates"):
-        subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
-    out = subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="bottom")
-    assert out.components is None and out.release["status"] == "bottom" and "too many" in out.release["reason"]
-    with pytest.raises(PrivacyInputError, match="too_many"):
-        subspace_exact(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="nope")
+    for fn in (subspace_exact, _subspace_exact_paper_unfixed):
+        with pytest.raises(PrivacyInputError, match="max_candidates"):
+            fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
+        out = fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="bottom")
+        assert out.components is None and out.status == "bottom" and "too many" in out.release["reason"]
+        assert "noisy_gap" not in out.release   # no data-dependent quantity on this path
+        with pytest.raises(PrivacyInputError, match="too_many"):
+            fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="nope")
+
+
+def test_exact_threshold_and_sample_bounds():
+    """τ = 2 + A; fixed bound 3ℓ + 2A + 2; the paper's 3ℓ + 2 max(4 log(1/δ)/ε, 2A) + 2."""
+    eps, delta = 1.0, 1e-6
+    _, A = truncated_laplace_params(2.0, eps, delta)
+    assert exact_ptr_threshold(eps, delta) == pytest.approx(2 + A)
+    assert exact_min_samples(3, eps, delta) == pytest.approx(9 + 2 * A + 2)
+    assert paper_exact_min_samples(3, eps, delta) == pytest.approx(9 + 2 * max(4 * math.log(1e6), 2 * A) + 2)
+    # pass probability: 0 at gap <= 2, 1/2 at gap = τ, 1 at gap >= 2 + 2A
+    assert exact_ptr_pass_probability(2.0, eps, delta) == 0.0
+    assert exact_ptr_pass_probability(2 + A, eps, delta) == pytest.approx(0.5)
+    assert exact_ptr_pass_probability(2 + 2 * A, eps, delta) == 1.0
+
+
+def test_truncated_laplace_survival_matches_quadrature():
+    eps, delta = 0.8, 1e-4
+    lam, A = truncated_laplace_params(2.0, eps, delta)
+    B = 1 / (2 * lam * (1 - math.exp(-A / lam)))
+    for t in (-A - 1, -A / 2, -0.3, 0.0, 0.7, A / 3, A - 1e-3, A, A + 2):
+        lo = min(max(t, -A), A)
+        num = B * integrate.quad(lambda y: math.exp(-abs(y) / lam), lo, A, points=[0.0] if lo < 0 else None)[0]
+        assert truncated_laplace_survival(t, 2.0, eps, delta) == pytest.approx(num, abs=1e-12)
 
 
 def test_exact_null_score_matches_paper_for_small_eps():
@@ -128,8 +166,15 @@ def test_exact_bad_inputs():
         subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3)
     out = subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3, clip=True)
     assert out.diagnostics["n_clipped"] == 20
-    with pytest.raises(PrivacyInputError):
-        subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
+    subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)   # ℓ = 0 is a valid problem parameter
+    for ell in (-1, 1.5, True):
+        with pytest.raises(PrivacyInputError, match="ell"):
+            subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=ell)
+    for kw in (dict(tol=-1.0), dict(tol=float("nan")), dict(max_candidates=0), dict(max_candidates=2.5)):
+        with pytest.raises(PrivacyInputError, match="tol|max_candidates"):
+            subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, **kw)
+    with pytest.raises(PrivacyInputError, match="ell"):   # the paper's NULL argument needs ℓ >= 1
+        _subspace_exact_paper_unfixed(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
     with pytest.raises(PrivacyInputError):
         subspace_exact(X, 4, rng=rng, epsilon=1.0, delta=1e-3)
     with pytest.raises(PrivacyInputError):
@@ -165,8 +210,6 @@ def test_histogram_noise_scale_empirical():
         out = subspace_approx(X, 2, rng=np.random.default_rng(s), epsilon=1.0, delta=1e-3, gamma=0.01,
                               C0=8, C1=1, C2=1)
         assert out.diagnostics["n_nonempty_cells"] == 1
-        # the noisy count is released; the true count and the number of cells are not
-        assert "max_true_count" not in out.release and "n_nonempty_cells" not in out.release
         diffs.append(out.release["best_noisy_count"] - out.diagnostics["max_true_count"])
     assert np.std(diffs) == pytest.approx(math.sqrt(2) * 2.0, rel=0.2)
 
