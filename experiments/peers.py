@@ -468,6 +468,8 @@ def run_peers(cfg) -> dict:
                     mnode = _config_node("mechanism", mech_name)
                     if "timeout" in mnode.fn:
                         mnode.fn.timeout = float(e.timeout)
+                    for param, value in (e.get("mechanism_params") or {}).get(mech_name, {}).items():
+                        mnode.fn[param] = value
                     mcfg = _with(dcfg, mechanism=mnode, epsilon=float(eps))
                     mech = None
                     for r in range(int(e.restarts)):
@@ -504,13 +506,14 @@ def run_peers(cfg) -> dict:
             del data
     # d = 2 sampler check (one record per implementation)
     sc = e.sampler_check
+    check_peers = tuple(m for m in e.mechanisms if m in PEERS) if sc.get("peers") is None else tuple(sc.peers)
     check_key = {"experiment": "peers_sampler_check", "kappa": float(sc.kappa), "draws": int(sc.draws),
                  "seed": int(sc.seed)}
     rows = None
     if not all(store.has({**check_key, "implementation": impl})
-               for impl in ("privpca", *[m for m in e.mechanisms if m in PEERS])):
+               for impl in ("privpca", *check_peers)):
         rows = bingham_d2_check(float(sc.kappa), int(sc.draws), int(sc.seed), timeout=float(sc.timeout),
-                                peers=tuple(m for m in e.mechanisms if m in PEERS))
+                                peers=check_peers)
         for row in rows:
             k = {**check_key, "implementation": row["implementation"]}
             written += store.write({"run_key": k, **row, "experiment": "peers_sampler_check",
