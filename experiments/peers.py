@@ -408,6 +408,44 @@ def bingham_d2_check(kappa: float = 10.0, draws: int = 2000, seed: int = 0, *, t
     return rows
 
 
+# --------------------------------------------------------------------------- accounting check
+
+#: (mechanism, options, label): each peer's user-facing call with ε passed as its nominal parameter.
+ACCOUNTING_CALLS = (
+    ("diffprivlib_pca", {}, "diffprivlib models.PCA(epsilon=eps, centered=True)"),
+    ("opendp_pca", {"api": "sklearn", "match_certified": False}, "OpenDP sklearn.decomposition.PCA(epsilon=eps)"),
+    ("opendp_pca", {"api": "measurement", "match_certified": False},
+     "OpenDP make_private_pca(unit_epsilon=eps, origin 0)"),
+)
+
+
+def accounting_check(epsilon: float = 1.0, n: int = 500, d: int = 6, k: int = 2, *, seed: int = 0,
+                     timeout: float = 120.0, python: str | None = None, install: bool | None = None) -> list[dict]:
+    """What each peer certifies, by its own accounting, when its user-facing call is given ε.
+
+    Runs every call of :data:`ACCOUNTING_CALLS` on a small Gaussian data set (rows scaled into the
+    unit ball) and reports the certified ε and the ratio certified/nominal.
+    """
+    rng = np.random.default_rng([seed, 3])
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1).max()
+    rows = []
+    for name, options, label in ACCOUNTING_CALLS:
+        row = {"call": label, "mechanism": name, "nominal_epsilon": float(epsilon)}
+        try:
+            fn = diffprivlib_pca if name == "diffprivlib_pca" else opendp_pca
+            out = fn(X, k, rng=np.random.default_rng(seed), epsilon=epsilon, timeout=timeout, python=python,
+                     install=install, **options)
+        except PeerUnavailableError as exc:
+            rows.append({**row, "status": "unavailable", "error": exc.message})
+            continue
+        row.update(status=out.status, certified_epsilon=out.guarantee.epsilon,
+                   ratio=out.guarantee.epsilon / float(epsilon), neighbouring=out.guarantee.neighbouring,
+                   accounting=out.guarantee.note.split(";")[0])
+        rows.append(row)
+    return rows
+
+
 # --------------------------------------------------------------------------- the `peers` experiment
 
 def _config_node(group: str, name: str):
@@ -519,19 +557,35 @@ def run_peers(cfg) -> dict:
             written += store.write({"run_key": k, **row, "experiment": "peers_sampler_check",
                                     "versions": package_versions(), "git_commit": git_commit(),
                                     "mechanism": row["implementation"]})[1]
+    ac = e.get("accounting_check")
+    if ac and check_peers:
+        acc_key = {"experiment": "peers_accounting", "epsilon": float(ac.epsilon), "seed": int(cfg.seed)}
+        if not store.has({**acc_key, "call": ACCOUNTING_CALLS[0][2]}):
+            for row in accounting_check(float(ac.epsilon), seed=int(cfg.seed)):
+                written += store.write({"run_key": {**acc_key, "call": row["call"]}, **row,
+                                        "experiment": "peers_accounting", "versions": package_versions(),
+                                        "git_commit": git_commit()})[1]
     table, check = peers_tables(store)
     out_dir = results_root(cfg) / "tables"
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(out_dir / "peers.csv", index=False)
     check.to_csv(out_dir / "peers_sampler_check.csv", index=False)
+    accounting = store.load(experiment="peers_accounting")
+    if len(accounting):
+        accounting = accounting[[c for c in ("call", "status", "nominal_epsilon", "certified_epsilon", "ratio",
+                                             "neighbouring", "accounting") if c in accounting]]
+        accounting.to_csv(out_dir / "peers_accounting.csv", index=False)
     if not cfg.quiet:
         with pd.option_context("display.width", 200, "display.max_rows", 500):
             print(table.to_string(index=False))
             print(check.to_string(index=False))
+            if len(accounting):
+                print(accounting.to_string(index=False))
         for name, why in unavailable.items():
             print(f"skipped {name}: {why}")
     result = {"experiment": "peers", "records_written": int(written), "unavailable": unavailable,
-              "tables": [str(out_dir / "peers.csv"), str(out_dir / "peers_sampler_check.csv")]}
+              "tables": [str(out_dir / name) for name in ("peers.csv", "peers_sampler_check.csv",
+                                                                                "peers_accounting.csv")]}
     emit(result)
     return result
 
