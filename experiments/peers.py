@@ -601,7 +601,7 @@ def peers_tables(store) -> tuple[Any, Any]:
         g = df.groupby(["dataset", "n", "epsilon_requested", "mechanism"], sort=True)
         table = g.agg(runs=("status", "size"), ok=("status", lambda s: int((s == "ok").sum())),
                       timeouts=("status", lambda s: int((s == "timeout").sum())),
-                      certified_epsilon=("epsilon", "max"), q_F_normalised=("q_F_normalised", "mean"),
+                      certified_epsilon=("epsilon", "max"), exact=("guarantee_exact", "all"), q_F_normalised=("q_F_normalised", "mean"),
                       q_F_normalised_sd=("q_F_normalised", "std"), median_seconds=("seconds", "median"),
                       median_peer_fit_seconds=("peer_fit_seconds", "median")).reset_index()
     else:
