@@ -67,7 +67,7 @@ class PeerUnavailableError(SystemExit):
     """The peer library cannot be run (not installed and no environment could be made for it).
 
     A ``SystemExit`` on purpose: raised from a ``run.py`` job it ends the process with its one-line
-    message and exit status 1, without a traceback (Hydra re-raises only ``Exception``s with one).
+    message and exit status 1, without a traceback (Hydra's error report handles only ``Exception``s).
     """
 
     def __init__(self, message: str):
@@ -300,6 +300,7 @@ def run_peer_pca(name: str, X: Any, k: int, *, rng: np.random.Generator, epsilon
                    "peer_versions": res.get("versions"), "seeded": meta.get("seeded"),
                    **{key: meta[key] for key in ("certified_epsilon_at_nominal_target", "map_d_in_1", "api",
                                                  "features") if key in meta}}
+    # ``info`` repeats status/n_clipped only for experiments.runners.output_fields, which still reads it.
     if res["status"] == "timeout":
         return MechanismOutput(None, guarantee, info={"status": "timeout", "n_clipped": n_clipped},
                                release={"status": "timeout"}, diagnostics=diagnostics)
