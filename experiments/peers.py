@@ -289,10 +289,10 @@ def run_peer_pca(name: str, X: Any, k: int, *, rng: np.random.Generator, epsilon
             f"than its proof assumes (docs/peers.md, d = 2 check)")
     if certified is None:  # killed before it could state its accounting: nothing certified on record
         guarantee = PrivacyGuarantee(float("nan"), 0.0, spec.neighbouring, exact=False,
-                                     note="timed out before the peer stated its accounting")
+                                     note="timed out before the peer stated its accounting", status="unknown")
     else:
         guarantee = PrivacyGuarantee(float(certified), float(meta.get("certified_delta", 0.0)), spec.neighbouring,
-                                     exact=False, note=note)
+                                     exact=False, note=note, status="certified by peer, not met")
     diagnostics = {"peer": spec.module, "interpreter": str(python), "requested_epsilon": eps,
                    "nominal_epsilon": meta.get("nominal_epsilon"), "peer_seed": seed,
                    "peer_fit_seconds": res.get("fit_seconds"), "subprocess_seconds": res.get("elapsed_seconds"),
@@ -300,15 +300,12 @@ def run_peer_pca(name: str, X: Any, k: int, *, rng: np.random.Generator, epsilon
                    "peer_versions": res.get("versions"), "seeded": meta.get("seeded"),
                    **{key: meta[key] for key in ("certified_epsilon_at_nominal_target", "map_d_in_1", "api",
                                                  "features") if key in meta}}
-    # ``info`` repeats status/n_clipped only for experiments.runners.output_fields, which still reads it.
     if res["status"] == "timeout":
-        return MechanismOutput(None, guarantee, info={"status": "timeout", "n_clipped": n_clipped},
-                               release={"status": "timeout"}, diagnostics=diagnostics)
+        return MechanismOutput(None, guarantee, release={"status": "timeout"}, diagnostics=diagnostics)
     V = np.asarray(res["arrays"]["components"], dtype=np.float64)
     if V.shape != (d, k):
         raise PeerError(f"{name} returned components of shape {V.shape}, expected {(d, k)}")
-    return MechanismOutput(V, guarantee, info={"status": "ok", "n_clipped": n_clipped},
-                           release={"status": "ok"}, diagnostics=diagnostics)
+    return MechanismOutput(V, guarantee, release={"status": "ok"}, diagnostics=diagnostics)
 
 
 def diffprivlib_pca(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, timeout: float = 60.0,

@@ -42,6 +42,10 @@ GUARANTEE_STATUSES = {
                        "not a proven guarantee"),
     "unverified constants": ("the calibration follows a theorem whose constants had to be reconstructed "
                              "(the paper text lost them): the claim is not verified"),
+    "certified by peer, not met": ("the epsilon a third-party library certifies by its own accounting; its "
+                                   "sampler is shown to draw another law than its proof assumes "
+                                   "(docs/peers.md), so the claim does not hold for its output"),
+    "unknown": "no claim could be recorded (e.g. a peer killed before it stated its accounting)",
 }
 
 ROW_NORM_TOLERANCE = 1e-9
