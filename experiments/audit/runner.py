@@ -213,7 +213,7 @@ def run_audit(cfg) -> dict:
     if mode != "design" or variant is not None:   # keys of the new modes (old records keep their ids)
         key.update(mode=mode, variant=variant, overshoot=overshoot,
                    calibration_trials=int(e.get("calibration_trials", 300)), n_random=int(e.get("n_random", 12)),
-                   use_catalogue=bool(e.get("use_catalogue", True)))
+                   use_catalogue=bool(e.get("use_catalogue", True)), time_budget=e.get("time_budget"))
     store = ResultStore(results_root(cfg))
     rid = record_id(key)
     if store.path(rid).exists():
@@ -237,6 +237,7 @@ def run_audit(cfg) -> dict:
             res = search_audit(mech, epsilon=eps, delta=dl, trials=int(e.trials),
                                calibration_trials=int(e.get("calibration_trials", 300)),
                                n_random=int(e.get("n_random", 12)), use_catalogue=bool(e.get("use_catalogue", True)),
+                               time_budget=None if e.get("time_budget") is None else float(e.time_budget),
                                seed=int(cfg.seed), confidence=float(e.confidence), **params)
         else:
             from .whitebox import WHITEBOX_PARAMS, whitebox_audit
