@@ -222,3 +222,25 @@ def test_smoke_noise_cut_variants_are_caught(name, epsilon, trials):
     assert r["exact_epsilon"] == pytest.approx(1.25 * epsilon, rel=1e-6)
     assert r["expected_epsilon_lower"] > epsilon
     assert r["violation"] and r["audited_epsilon_lower"] > epsilon, r
+
+
+# ---------------------------------------------------------------------------------------------
+# Hydra entry point: the new modes
+# ---------------------------------------------------------------------------------------------
+
+def test_run_audit_whitebox_and_search_modes(tmp_path, capsys):
+    from experiments.audit import run_audit
+    from tests.hydra_helpers import compose_cfg
+
+    base = ["experiment=audit", f"results_dir={tmp_path}", "quiet=true"]
+    wb = run_audit(compose_cfg(base + ["experiment.mechanism=mod_sulq", "experiment.mode=whitebox", "delta=0.1",
+                                       "experiment.trials=300", "experiment.variant=noise_cut"]))
+    assert wb["mode"] == "whitebox" and wb["exact_epsilon"] == pytest.approx(2.5, rel=1e-6)
+    assert wb["run_key"]["variant"] == "noise_cut" and wb["mechanism"].startswith("mod_sulq[noise cut")
+    se = run_audit(compose_cfg(base + ["experiment.mechanism=random", "experiment.mode=search", "experiment.trials=50",
+                                       "experiment.calibration_trials=20", "experiment.n_random=1"]))
+    assert se["mode"] == "search" and se["audited_epsilon_lower"] == 0.0 and se["designs_tried"] >= 10
+    with pytest.raises(ValueError):
+        run_audit(compose_cfg(base + ["experiment.mechanism=mod_sulq", "experiment.variant=unfixed"]))
+    with pytest.raises(ValueError):
+        run_audit(compose_cfg(base + ["experiment.mechanism=mod_sulq", "experiment.mode=nonsense"]))

@@ -31,9 +31,12 @@ from .statistics import FeatureSet, design_features
 
 def _features(fn: Callable, X: np.ndarray, k: int, trials: int, rng: np.random.Generator,
               feats: FeatureSet, params: dict) -> np.ndarray:
+    from .runner import _status
+
     out = np.empty((int(trials), len(feats.names)))
     for i in range(int(trials)):
-        out[i] = feats(fn(X, k, rng=rng, **params).components)
+        res = fn(X, k, rng=rng, **params)
+        out[i] = feats(None if _status(res) == "bottom" else res.components)
     return out
 
 
