@@ -96,7 +96,7 @@ def search_audit(mechanism, *, epsilon: float | None = None, delta: float | None
                     continue
             F1 = _features(fn, des.X1, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 1]), feats, params)
             F0 = _features(fn, des.X0, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 0]), feats, params)
-        except PrivacyInputError as exc:       # e.g. k >= d, too many candidates: not a valid input
+        except (PrivacyInputError, ValueError) as exc:   # e.g. k >= d, too many candidates, k > 1 unsupported
             skipped.append((des.name, str(exc)[:120]))
             continue
         for f, fname in enumerate(feats.names):
