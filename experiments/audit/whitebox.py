@@ -237,14 +237,15 @@ class Tap:
     extract: Callable[[Recorder, Any, MechanismOutput, dict], list[Release]] | None = None
     uses_rng_normal: bool = False
     extra_params: dict = field(default_factory=dict)
+    #: which captured releases carry independent noise (online tree: the power-of-two prefixes)
+    select: Callable[[list[np.ndarray]], list[int]] | None = None
 
 
 def _sym_releases(rec: Recorder, rng, out, params) -> list[Release]:
     if not rec.sym_scales:
         raise RuntimeError("no noise call captured: the mechanism changed; update the white-box tap")
-    idx = range(len(rec.eig_inputs))
-    if params.get("tree", True) and "online_pca" in str(params.get("_module", "")):
-        idx = _power_of_two_prefixes(rec.eig_inputs)
+    select = params.get("_select")
+    idx = select(rec.eig_inputs) if (select is not None and params.get("tree", True)) else range(len(rec.eig_inputs))
     s = rec.sym_scales[0]
     if any(abs(x - s) > 1e-12 * s for x in rec.sym_scales):
         raise RuntimeError("unequal noise scales within one run: the white-box tap assumes one sigma")
@@ -278,7 +279,8 @@ TAPS: dict[str, Tap] = {
                          _sym_releases),
     "online_pca": Tap("mechanisms.online_pca", ("symmetric_gaussian", "top_k_eigenvectors", "single_thread_blas"),
                       "gaussian",
-                      _sym_releases, extra_params={"keep_subspaces": False, "keep_curves": False}),
+                      _sym_releases, extra_params={"keep_subspaces": False, "keep_curves": False},
+                      select=_power_of_two_prefixes),
     "noisy_power": Tap("mechanisms.noisy_power", ("random_orthonormal", "orthonormalize"), "gaussian",
                        _noisy_power_releases, uses_rng_normal=True, extra_params={"return_trace": True}),
     "streaming_power": Tap("mechanisms.streaming_power", ("random_orthonormal", "orthonormalize"), "gaussian",
@@ -317,7 +319,7 @@ class TapRunner:
         g = RecordingGenerator(rng, zero=zero) if self.tap.uses_rng_normal else rng
         out = self.fn(X, self.k, rng=g, **self.params)
         self.last_output = out
-        return self.tap.extract(self.rec, g, out, {**self.params, "_module": self.tap.module})
+        return self.tap.extract(self.rec, g, out, {**self.params, "_select": self.tap.select})
 
 
 _TRIU: dict[int, tuple[np.ndarray, np.ndarray]] = {}
