@@ -273,6 +273,8 @@ def pair_design(base: np.ndarray, a: np.ndarray, b: np.ndarray | None, relation:
     else:
         raise NotImplementedError(f"no pair construction for relation {relation!r}")
     check_neighbours(X1, X0, rel)
+    if rel != "replace-one-row":
+        description += f" ({rel}: D′ has {'no row' if rel == 'add-remove-one-row' else 'the zero row'} there)"
     return AuditDesign(X1, X0, rel, name, description, "features", k=k)
 
 
