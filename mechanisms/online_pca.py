@@ -157,7 +157,7 @@ def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: flo
     return zcdp_to_epsilon(rho, delta)
 
 
-def algorithm2_noise_scale_tight(epsilon: float, delta: float, neighbouring: str = "add-remove-one-row") -> float:
+def algorithm2_noise_scale_tight(epsilon: float, delta: float, neighbouring: str = "zero-out-one-row") -> float:
     """``calibration="tight"`` per-step std of Algorithm 2: the smallest σ making one step (ε, δ)-DP
     at sensitivity Δ_row (the ``"paper"`` one is :func:`algorithm1_noise_scale`, sensitivity 1)."""
     return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta)

@@ -1,4 +1,4 @@
-"""Empirical privacy audit (experiments/audit.py): Clopper-Pearson helpers, the ε lower bound, correct
+"""Empirical privacy audit (experiments/audit/): Clopper-Pearson helpers, the ε lower bound, correct
 mechanisms never audited above their claim, broken ones caught, and the Hydra runner."""
 
 import json

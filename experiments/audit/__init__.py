@@ -1,0 +1,38 @@
+"""Empirical privacy audit: statistically valid LOWER bounds on a mechanism's ε (issue 6; issue 10 §4).
+
+One module per concern:
+
+* :mod:`.bounds` — Clopper–Pearson bounds, the ε lower bound, the choice of an event;
+* :mod:`.designs` — neighbouring-pair designs (hand-made, a catalogue, random) and the check that a
+  pair is neighbouring under the declared relation;
+* :mod:`.statistics` — reducing an output to the numbers events test;
+* :mod:`.search` — the automatic search over designs and statistics, certified on fresh trials;
+* :mod:`.whitebox` — the likelihood-ratio test on a mechanism's noisy intermediate, with the exact
+  ε(δ) of that statistic;
+* :mod:`.variants` — known-broken variants the audit must catch;
+* :mod:`.runner` — many runs of a mechanism, :func:`audit_mechanism` and the Hydra entry point
+  :func:`run_audit`.
+
+See docs/audit.md.
+"""
+
+from .bounds import (audit_scores, choose_event, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
+                     max_certifiable_epsilon)
+from .designs import (AUDIT_PARAMS, DESIGN_OF, GAUSSIAN_OPTIONS, AuditDesign, NotNeighbours, bingham_design,
+                      catalogue, check_neighbours, design_for, gaussian_design, random_designs,
+                      subspace_approx_design, subspace_exact_design)
+from .runner import audit_mechanism, available_mechanisms, run_audit, run_trials
+from .search import search_audit
+from .statistics import STATISTICS, FeatureSet, design_features
+from .variants import NOISE_FUNCTIONS, bypass_norm_check, miscalibrated, noise_cut, unfixed_subspace_exact
+from .whitebox import TAPS, exact_epsilon, measure_mu, whitebox_audit
+
+__all__ = [
+    "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound", "max_certifiable_epsilon",
+    "choose_event", "audit_scores", "AuditDesign", "gaussian_design", "bingham_design", "subspace_exact_design",
+    "subspace_approx_design", "design_for", "catalogue", "random_designs", "check_neighbours", "NotNeighbours",
+    "STATISTICS", "FeatureSet", "design_features", "run_trials", "audit_mechanism", "miscalibrated",
+    "bypass_norm_check", "noise_cut", "unfixed_subspace_exact", "available_mechanisms", "run_audit",
+    "search_audit", "whitebox_audit", "measure_mu", "exact_epsilon", "TAPS", "AUDIT_PARAMS", "DESIGN_OF",
+    "GAUSSIAN_OPTIONS", "NOISE_FUNCTIONS",
+]

@@ -1,0 +1,179 @@
+"""Known-broken variants of the mechanisms: the audit must catch every one of them.
+
+* :func:`miscalibrated` — the noise multiplied by a factor, the claim unchanged;
+* :func:`noise_cut` — for a Gaussian mechanism, the noise cut until the exact ε(δ) of the Gaussian
+  it then is exceeds the claim by a given factor (25 % by default), the factor found from the σ
+  and shift the white-box tap measures on the code actually run (:mod:`.whitebox`);
+* :func:`bypass_norm_check` — the row-norm check removed;
+* :func:`unfixed_subspace_exact` — Singhal–Steinke Algorithm 1 exactly as published (not (ε, δ)-DP
+  when a real subspace's score ties with NULL's; issue 10, section 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import math
+from typing import Callable, Sequence
+
+from mechanisms import MECHANISMS, get_mechanism
+from mechanisms._base import MechanismOutput
+
+
+#: mechanism -> (module, noise-scale function looked up by the mechanism at call time)
+NOISE_FUNCTIONS = {   # every noise-scale function a call may use, for each calibration (paper, tight, ...)
+    "mod_sulq": ("mechanisms.mod_sulq", ("mod_sulq_noise_scale", "mod_sulq_noise_scale_tight")),
+    "analyze_gauss": ("mechanisms.analyze_gauss", ("analyze_gauss_noise_scale", "analyze_gauss_noise_scale_tight")),
+    "noisy_power": ("mechanisms.noisy_power", ("noisy_power_noise_scale", "noisy_power_row_noise_scale",
+                                               "noisy_power_zcdp_noise_scale", "noisy_power_tight_noise_scale",
+                                               "noisy_power_laplace_scale")),
+    "online_pca": ("mechanisms.online_pca", ("tree_node_noise_scale", "algorithm1_noise_scale",
+                                             "algorithm2_noise_scale_tight")),
+    # streaming_power_noise_scale covers both calibrations (it calls gaussian_sigma_tight itself)
+    "streaming_power": ("mechanisms.streaming_power", "streaming_power_noise_scale"),
+    # the singular-value lift w plays the noise: Z = Φ[X; wI] has rows N(0, XᵀX + w²I)
+    "private_sketch": ("mechanisms.private_sketch", ("private_sketch_lift", "sketch_lift_tight")),
+}
+
+
+@contextlib.contextmanager
+def _patched(module: str, names: Sequence[str], wrap: Callable[[Callable], Callable]):
+    mod = importlib.import_module(module)
+    saved = {nm: getattr(mod, nm) for nm in names if hasattr(mod, nm)}
+    if not saved:
+        raise AttributeError(f"none of {list(names)} exists in {module}: the mechanism changed how it "
+                             "computes its noise; update experiments/audit/variants.py:NOISE_FUNCTIONS")
+    try:
+        for nm, f in saved.items():
+            setattr(mod, nm, wrap(f))
+        yield
+    finally:
+        for nm, f in saved.items():
+            setattr(mod, nm, f)
+
+
+def miscalibrated(name: str, noise_factor: float = 0.5) -> Callable[..., MechanismOutput]:
+    """Mechanism ``name`` with its noise multiplied by ``noise_factor`` but its claim unchanged.
+
+    Gaussian/Laplace mechanisms: the module's noise-scale function is patched for the duration of
+    each call.  Exponential mechanisms (ppca, ppca_iterative), which have no noise scale: they are
+    run at ε / noise_factor (the temperature scaled by the same factor) and the output's guarantee
+    is rewritten to the requested ε.
+    """
+    fn = get_mechanism(name)
+    f = float(noise_factor)
+    if name in NOISE_FUNCTIONS:
+        module, names = NOISE_FUNCTIONS[name]
+        names = (names,) if isinstance(names, str) else names
+
+        def wrap(g):
+            @functools.wraps(g)
+            def scaled(*a, **kw):
+                return f * g(*a, **kw)
+            return scaled
+
+        @functools.wraps(fn)
+        def broken(X, k, **params):
+            with _patched(module, names, wrap):
+                return fn(X, k, **params)
+    elif name in ("ppca", "ppca_iterative"):
+        @functools.wraps(fn)
+        def broken(X, k, *, epsilon, **params):
+            out = fn(X, k, epsilon=epsilon / f, **params)
+            g = out.guarantee
+            out.guarantee = type(g)(float(epsilon), g.delta, g.neighbouring, g.exact,
+                                    f"MISCALIBRATED (run at epsilon/{f:g}): " + g.note)
+            return out
+    else:
+        raise ValueError(f"no miscalibration recipe for {name!r}")
+    broken.audit_name = f"{name}[noise x{f:g}]"
+    broken.audit_design = name
+    return broken
+
+
+def bypass_norm_check(name: str) -> Callable[..., MechanismOutput]:
+    """Mechanism ``name`` with its row-norm check removed (rows of any length accepted, unclipped).
+
+    Patches the module's ``check_data`` to ``row_norm_bound=inf`` for each call; the claimed
+    guarantee is unchanged, so auditing with ``row_norm > 1`` must find a violation.
+    """
+    fn = get_mechanism(name)
+    module = MECHANISMS[name].split(":")[0]
+
+    def wrap(g):
+        @functools.wraps(g)
+        def lax(X, **kw):
+            kw["row_norm_bound"] = math.inf
+            kw["clip"] = False
+            return g(X, **kw)
+        return lax
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        with _patched(module, ["check_data"], wrap):
+            return fn(X, k, **params)
+
+    broken.audit_name = f"{name}[no norm check]"
+    broken.audit_design = name
+    return broken
+
+
+
+
+def noise_cut(name: str, *, epsilon: float, delta: float, overshoot: float = 1.25, trials_probe: int = 2,
+              **params) -> Callable[..., MechanismOutput]:
+    """Gaussian mechanism ``name`` with its noise cut until its exact ε(δ) = ``overshoot`` · claimed ε.
+
+    The white-box tap (:func:`.whitebox.measure_mu`) runs the real mechanism, with its real noise
+    scale, on its full-sensitivity design and measures μ = ‖shift‖/σ of the noisy statistic it
+    computes (composed in quadrature over the noisy releases); the factor f solves
+    ε_exact(μ/f, δ) = overshoot · ε (Balle–Wang for Gaussians; the χ² profile for the sketch,
+    :func:`.whitebox.exact_epsilon`), and the variant is :func:`miscalibrated` (name, f).  Its
+    ``audit_exact_epsilon`` attribute records the target.
+    """
+    from scipy.optimize import brentq
+
+    from .whitebox import exact_epsilon, measure_mu
+
+    target = float(overshoot) * float(epsilon)
+    m = measure_mu(name, epsilon=epsilon, delta=delta, **params)
+    g = lambda f: exact_epsilon(m, delta, noise_factor=f) - target  # noqa: E731
+    if g(1.0) >= 0:
+        raise ValueError(f"{name}: the exact epsilon at full noise ({exact_epsilon(m, delta):.4g}) already "
+                         f"reaches {target:.4g}")
+    lo = 1.0
+    while g(lo) < 0:
+        lo /= 2.0
+        if lo < 1e-8:
+            raise ValueError(f"{name}: no noise factor reaches exact epsilon {target:.4g}")
+    f = float(brentq(g, lo, 1.0, xtol=1e-12, rtol=1e-10))
+    broken = miscalibrated(name, f)
+    broken.audit_name = f"{name}[noise cut to exact eps {overshoot:g} x claim]"
+    broken.audit_noise_factor = f
+    broken.audit_exact_epsilon = exact_epsilon(m, delta, noise_factor=f)
+    return broken
+
+
+UNFIXED_SUBSPACE_EXACT = "_subspace_exact_paper_unfixed"
+
+
+def unfixed_subspace_exact() -> Callable[..., MechanismOutput]:
+    """Singhal–Steinke Algorithm 1 as published: ``mechanisms.subspace._subspace_exact_paper_unfixed``.
+
+    Looked up at call time (another change adds it beside the fixed ``subspace_exact``).  Not (ε, δ)-DP
+    (issue 10, section 1): the search (:mod:`.search`) must catch it without being told the design.
+    """
+    mod = importlib.import_module("mechanisms.subspace")
+    fn = getattr(mod, UNFIXED_SUBSPACE_EXACT, None)
+    if fn is None:
+        raise ImportError(f"mechanisms.subspace has no {UNFIXED_SUBSPACE_EXACT} (the published, unfixed "
+                          "Algorithm 1 kept as a known-broken audit variant)")
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        return fn(X, k, **params)
+
+    broken.audit_name = "subspace_exact[paper, unfixed]"
+    broken.audit_design = "subspace_exact"
+    return broken

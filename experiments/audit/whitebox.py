@@ -1,0 +1,545 @@
+"""White-box audits: the likelihood-ratio test on the noisy statistic a mechanism actually computes.
+
+A Gaussian mechanism releases (or computes, then post-processes) Y = f(D) + N(0, σ²) — the noisy
+matrix of MOD-SULQ (JMLR 2013, Algorithm 1) and Analyze Gauss (DTTZ 2014, Algorithm 1), the noisy
+products Y_l = A X_{l−1} + G_l of the private and streaming power methods (Hardt–Price 2014,
+Figure 3 / appendix D), the tree nodes of online PCA (DTTZ 2014, section 4).  For two neighbouring
+datasets the optimal (Neyman–Pearson) test between N(f(D), σ²I) and N(f(D′), σ²I) thresholds the
+projection on the shift direction,
+
+    T = Σ_l ⟨Y_l − (m_l(D) + m_l(D′))/2, m_l(D) − m_l(D′)⟩ / σ_l²,    m_l = A_l X_{l−1} (or f(D)),
+
+which is N(±μ²/2, μ²) with μ² = Σ_l ‖m_l(D) − m_l(D′)‖² / σ_l² (adaptive composition of Gaussians is
+exactly a Gaussian with μ combined in quadrature; Dong, Roth & Su 2022).  Its privacy profile is the
+exact ε(δ) of :func:`mechanisms.calibration.gaussian_epsilon_for_delta`, so a white-box audit can come
+close to it; the audit prints both.
+
+Nothing is re-implemented: the statistic, its inputs and σ are captured from the code actually run
+(taps, :data:`TAPS`): the noise-adding call (``symmetric_gaussian`` in the mechanism's module, or
+``rng.normal`` of a recording generator) is wrapped to record σ, and the matrix the mechanism
+post-processes (the argument of ``top_k_eigenvectors``, the input of ``orthonormalize``, or the
+documented ``return_trace`` of the noisy power method) is recorded.  The means m_l(D) come from
+the same code run with its noise switched to zero (the wrapped noise call returns zeros).  For the
+sketch (Upadhyay 2014 / Blocki et al. 2012), Z = Φ[X; wI] has i.i.d. rows N(0, XᵀX + w²I): the test
+is S = ‖Zx‖² for the differing row x, S/v ~ χ²_r, and the exact profile is computed for that law.
+
+Any statistic gives a valid bound (the event is chosen on a calibration split and certified on fresh
+trials); the model above only decides how tight it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from mechanisms._base import MechanismOutput
+
+from .bounds import audit_scores
+from .designs import AUDIT_PARAMS, AuditDesign, check_neighbours
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact privacy profiles
+# ---------------------------------------------------------------------------------------------
+
+def chi2_scale_delta_for_epsilon(r: int, v1: float, v0: float, epsilon: float) -> float:
+    """Exact δ(ε) between S = v₁·χ²_r and S = v₀·χ²_r (both orders): rows N(0, v) along one direction.
+
+    The log-likelihood ratio (r/2)·log(v₀/v₁) + S (1/(2v₀) − 1/(2v₁)) is monotone in S, so the optimal
+    event is a tail of S: δ(ε) = max over the two orders of P(S ∈ E | one) − e^ε P(S ∈ E | other)."""
+    from scipy.stats import chi2
+
+    if v1 == v0:
+        return 0.0
+    hi, lo = max(v1, v0), min(v1, v0)
+    c = 1.0 / (2.0 * lo) - 1.0 / (2.0 * hi)
+    base = 0.5 * r * math.log(lo / hi)       # LLR(hi over lo) = base + c·S
+    t_up = (epsilon - base) / c              # LLR >= ε  <=> S >= t_up
+    d_up = chi2.sf(t_up / hi, r) - math.exp(epsilon) * chi2.sf(t_up / lo, r)
+    t_dn = (-epsilon - base) / c             # LLR <= −ε <=> S <= t_dn (lo over hi)
+    d_dn = (chi2.cdf(t_dn / lo, r) - math.exp(epsilon) * chi2.cdf(t_dn / hi, r)) if t_dn > 0 else 0.0
+    return max(0.0, float(d_up), float(d_dn))
+
+
+def _invert(delta_of: Callable[[float], float], delta: float) -> float:
+    from scipy.optimize import brentq
+
+    if delta_of(0.0) <= delta:
+        return 0.0
+    hi = 1.0
+    while delta_of(hi) > delta:
+        hi *= 2.0
+        if hi > 1e4:
+            return math.inf
+    return float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-10, rtol=1e-10))
+
+
+def exact_epsilon(measured: dict, delta: float, *, noise_factor: float = 1.0) -> float:
+    """Exact ε(δ) of the noisy statistic ``measured`` (from :func:`measure_mu`), noise scaled by a factor.
+
+    Gaussian: ε(δ) of μ / noise_factor (Balle & Wang 2018, Theorem 8).  Sketch: the χ² profile with
+    the lift w scaled by noise_factor (:func:`chi2_scale_delta_for_epsilon`)."""
+    from mechanisms.calibration import gaussian_epsilon_for_delta
+
+    if measured["kind"] == "gaussian":
+        return gaussian_epsilon_for_delta(measured["mu"] / noise_factor, delta)
+    if measured["kind"] == "chi2":
+        w2 = (measured["w"] * noise_factor) ** 2
+        v1, v0 = w2 + measured["mass_D"], w2 + measured["mass_Dprime"]
+        return _invert(lambda e: chi2_scale_delta_for_epsilon(measured["r"], v1, v0, e), delta)
+    raise ValueError(f"unknown statistic kind {measured['kind']!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Taps: capture the noisy statistic from the code actually run
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Release:
+    """One noisy statistic computed during a run: Y = A·X + noise (X None: Y = A + noise)."""
+
+    Y: np.ndarray
+    X: np.ndarray | None
+    scale: float
+    mask: str          # "upper": symmetric noise, i.i.d. on the upper triangle; "full": i.i.d. entries
+
+
+class RecordingGenerator:
+    """A ``numpy.random.Generator`` stand-in that records every ``normal`` draw (the noise-adding call
+    of the power methods) and, in zero mode, returns its mean instead.  Everything else is delegated."""
+
+    def __init__(self, rng: np.random.Generator, zero: bool = False) -> None:
+        self._rng, self.zero, self.scales = rng, zero, []
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        self.scales.append(float(scale))
+        if self.zero:
+            return np.full(size if size is not None else (), float(loc))
+        return self._rng.normal(loc, scale, size)
+
+    def __getattr__(self, name):
+        return getattr(self._rng, name)
+
+
+class Recorder:
+    """What the patched functions saw during one call."""
+
+    def __init__(self, zero: bool) -> None:
+        self.zero = zero
+        self.sym_scales: list[float] = []
+        self.eig_inputs: list[np.ndarray] = []
+        self.orth_inputs: list[np.ndarray] = []
+        self.orth_outputs: list[np.ndarray] = []
+        self.initial: list[np.ndarray] = []
+        self.lift: list[float] = []
+
+    def clear(self) -> None:
+        for v in vars(self).values():
+            if isinstance(v, list):
+                v.clear()
+
+
+@contextlib.contextmanager
+def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
+    mod = importlib.import_module(module)
+    saved = {}
+    wrappers: dict[str, Callable] = {}
+    if "symmetric_gaussian" in names:
+        f = mod.symmetric_gaussian
+
+        def symmetric_gaussian(d, scale, rng, _f=f):
+            rec.sym_scales.append(float(scale))
+            return np.zeros((d, d)) if rec.zero else _f(d, scale, rng)
+        wrappers["symmetric_gaussian"] = symmetric_gaussian
+    if "top_k_eigenvectors" in names:
+        f = mod.top_k_eigenvectors
+
+        def top_k_eigenvectors(M, k, _f=f):
+            rec.eig_inputs.append(np.array(M, dtype=float))
+            return _f(M, k)
+        wrappers["top_k_eigenvectors"] = top_k_eigenvectors
+    if "orthonormalize" in names:
+        f = mod.orthonormalize
+
+        def orthonormalize(Y, _f=f):
+            Q = _f(Y)
+            rec.orth_inputs.append(np.array(Y, dtype=float))
+            rec.orth_outputs.append(np.array(Q))
+            return Q
+        wrappers["orthonormalize"] = orthonormalize
+    if "random_orthonormal" in names:
+        f = mod.random_orthonormal
+
+        def random_orthonormal(d, k, rng, _f=f):
+            Q = _f(d, k, rng)
+            rec.initial.append(np.array(Q))
+            return Q
+        wrappers["random_orthonormal"] = random_orthonormal
+    if "single_thread_blas" in names:
+        # performance only: BLAS thread limits do not change results (mechanisms/linalg.py), and
+        # threadpoolctl's library scan costs milliseconds per call
+        def single_thread_blas():
+            return contextlib.nullcontext()
+        wrappers["single_thread_blas"] = single_thread_blas
+    if "private_sketch_lift" in names:
+        f = mod.private_sketch_lift
+
+        def private_sketch_lift(*a, _f=f, **kw):
+            w = _f(*a, **kw)
+            rec.lift.append(float(w))
+            return w
+        wrappers["private_sketch_lift"] = private_sketch_lift
+    for nm in wrappers:
+        if not hasattr(mod, nm):
+            raise AttributeError(f"{module} no longer calls {nm}: update the white-box tap in "
+                                 "experiments/audit/whitebox.py")
+        saved[nm] = getattr(mod, nm)
+    try:
+        for nm, w in wrappers.items():
+            setattr(mod, nm, w)
+        yield
+    finally:
+        for nm, f in saved.items():
+            setattr(mod, nm, f)
+
+
+def _power_of_two_prefixes(eig_inputs: list[np.ndarray]) -> list[int]:
+    """Indices of the prefixes [0, 2^h − 1] of the online tree: each is one tree node (h, 0), the node
+    sums holding the first row, with independent noise (mechanisms/online_pca.py, TreeAggregator)."""
+    out, c = [], 1
+    while c <= len(eig_inputs):
+        out.append(c - 1)
+        c *= 2
+    return out
+
+
+def _trace(out: MechanismOutput) -> list[np.ndarray]:
+    for part in ("diagnostics", "info", "release"):
+        tr = (getattr(out, part, None) or {}).get("trace")
+        if tr is not None:
+            return list(tr)
+    raise KeyError("noisy_power returned no trace (return_trace=True): update the white-box tap")
+
+
+@dataclass
+class Tap:
+    """How to capture the noisy statistic of one mechanism."""
+
+    module: str
+    patches: tuple[str, ...]
+    kind: str                       # "gaussian" or "chi2"
+    extract: Callable[[Recorder, Any, MechanismOutput, dict], list[Release]] | None = None
+    uses_rng_normal: bool = False
+    extra_params: dict = field(default_factory=dict)
+    #: which captured releases carry independent noise (online tree: the power-of-two prefixes)
+    select: Callable[[list[np.ndarray]], list[int]] | None = None
+
+
+def _sym_releases(rec: Recorder, rng, out, params) -> list[Release]:
+    if not rec.sym_scales:
+        raise RuntimeError("no noise call captured: the mechanism changed; update the white-box tap")
+    select = params.get("_select")
+    idx = select(rec.eig_inputs) if (select is not None and params.get("tree", True)) else range(len(rec.eig_inputs))
+    s = rec.sym_scales[0]
+    if any(abs(x - s) > 1e-12 * s for x in rec.sym_scales):
+        raise RuntimeError("unequal noise scales within one run: the white-box tap assumes one sigma")
+    return [Release(rec.eig_inputs[i], None, s, "upper") for i in idx]
+
+
+def _noisy_power_releases(rec: Recorder, rng, out, params) -> list[Release]:
+    Ys = _trace(out)
+    inputs = (rec.initial + rec.orth_outputs)[:len(Ys)]
+    return [Release(np.asarray(Y), X, s, "full") for Y, X, s in zip(Ys, inputs, rng.scales)]
+
+
+def _streaming_releases(rec: Recorder, rng, out, params) -> list[Release]:
+    Ys = rec.orth_inputs
+    inputs = (rec.initial + rec.orth_outputs)[:len(Ys)]
+    return [Release(Y, X, s, "full") for Y, X, s in zip(Ys, inputs, rng.scales)]
+
+
+def _sketch_releases(rec: Recorder, rng, out, params) -> list[Release]:
+    Z = rec.orth_inputs[0].T          # Q = orthonormalize(Z.T) is the first post-processing step
+    # the lift w the mechanism used, as it records it (a variant's cut lift is applied after our wrapper)
+    w = None
+    for part in ("release", "diagnostics", "info"):
+        w = (getattr(out, part, None) or {}).get("lift", w) if w is None else w
+    return [Release(Z, None, float(rec.lift[0] if w is None else w), "rows")]
+
+
+TAPS: dict[str, Tap] = {
+    "mod_sulq": Tap("mechanisms.mod_sulq", ("symmetric_gaussian", "top_k_eigenvectors"), "gaussian", _sym_releases),
+    "analyze_gauss": Tap("mechanisms.analyze_gauss", ("symmetric_gaussian", "top_k_eigenvectors"), "gaussian",
+                         _sym_releases),
+    "online_pca": Tap("mechanisms.online_pca", ("symmetric_gaussian", "top_k_eigenvectors", "single_thread_blas"),
+                      "gaussian",
+                      _sym_releases, extra_params={"keep_subspaces": False, "keep_curves": False},
+                      select=_power_of_two_prefixes),
+    "noisy_power": Tap("mechanisms.noisy_power", ("random_orthonormal", "orthonormalize"), "gaussian",
+                       _noisy_power_releases, uses_rng_normal=True, extra_params={"return_trace": True}),
+    "streaming_power": Tap("mechanisms.streaming_power", ("random_orthonormal", "orthonormalize"), "gaussian",
+                           _streaming_releases, uses_rng_normal=True),
+    "private_sketch": Tap("mechanisms.private_sketch", ("orthonormalize", "private_sketch_lift"), "chi2",
+                          _sketch_releases),
+}
+
+#: white-box dataset sizes and parameters (d = 2, k = 1; p = d so that every product sees the full shift)
+WHITEBOX_N = {"online_pca": 4, "streaming_power": 50}
+#: noisy power is audited row-level (its entry-level noise scales with ||X_{l-1}||_inf, a random
+#: quantity, so μ would change from run to run)
+WHITEBOX_PARAMS = {"streaming_power": {"block_size": 50, "p": 2},
+                   "noisy_power": {"iterations": 1, "neighbouring": "replace-one-row"}}
+
+
+class TapRunner:
+    """Runs a mechanism (or a variant of it) under its tap: ``run(X, zero)`` -> list of releases."""
+
+    def __init__(self, name: str, fn: Callable, k: int, params: dict) -> None:
+        if name not in TAPS:
+            raise ValueError(f"no white-box tap for {name!r}; available: {sorted(TAPS)}")
+        self.name, self.fn, self.k, self.tap = name, fn, k, TAPS[name]
+        self.params = {**params, **self.tap.extra_params}
+        self.rec = Recorder(zero=False)
+        self.last_output: MechanismOutput | None = None
+
+    @contextlib.contextmanager
+    def active(self):
+        with _patch_module(self.tap.module, self.rec, self.tap.patches):
+            yield self
+
+    def run(self, X: np.ndarray, rng: np.random.Generator, zero: bool = False) -> list[Release]:
+        self.rec.clear()
+        self.rec.zero = zero
+        g = RecordingGenerator(rng, zero=zero) if self.tap.uses_rng_normal else rng
+        out = self.fn(X, self.k, rng=g, **self.params)
+        self.last_output = out
+        return self.tap.extract(self.rec, g, out, {**self.params, "_select": self.tap.select})
+
+
+_TRIU: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _masked(M: np.ndarray, mask: str) -> np.ndarray:
+    """The i.i.d. noise coordinates of M: its upper triangle (symmetric noise) or all entries."""
+    if mask != "upper":
+        return np.asarray(M).reshape(-1)
+    d = M.shape[0]
+    if d not in _TRIU:
+        _TRIU[d] = np.triu_indices(d)
+    return M[_TRIU[d]]
+
+
+def _mean_matrices(rel0: list[Release]) -> list[np.ndarray]:
+    """A_l from a zero-noise run: Y⁰_l itself, or Y⁰_l X_lᵀ when Y = A X with X square orthonormal."""
+    out = []
+    for r in rel0:
+        if r.X is None:
+            out.append(r.Y)
+        else:
+            if r.X.shape[0] != r.X.shape[1]:
+                raise ValueError("the white-box test of a power method needs p = d (square iterates)")
+            out.append(r.Y @ r.X.T)
+    return out
+
+
+class GaussianLRT:
+    """T = Σ_l ⟨Y_l − mid_l, shift_l⟩/σ_l² for the releases of one run (means from zero-noise runs)."""
+
+    def __init__(self, A1: list[np.ndarray], A0: list[np.ndarray]) -> None:
+        self.A1, self.A0 = A1, A0
+        self.L = min(len(A1), len(A0))
+        self._fixed: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _mean_parts(self, l: int, r: Release) -> tuple[np.ndarray, np.ndarray]:
+        if r.X is None:        # non-adaptive: the same for every run, computed once
+            key = (l, r.mask)
+            if key not in self._fixed:
+                m1, m0 = self.A1[l], self.A0[l]
+                self._fixed[key] = (_masked((m1 + m0) / 2, r.mask), _masked(m1 - m0, r.mask))
+            return self._fixed[key]
+        m1, m0 = self.A1[l] @ r.X, self.A0[l] @ r.X
+        return _masked((m1 + m0) / 2, r.mask), _masked(m1 - m0, r.mask)
+
+    def __call__(self, rel: list[Release]) -> tuple[float, float]:
+        T, mu2 = 0.0, 0.0
+        for l, r in enumerate(rel[:self.L]):
+            mid, shift = self._mean_parts(l, r)
+            T += float(np.dot(_masked(r.Y, r.mask) - mid, shift)) / r.scale ** 2
+            mu2 += float(np.dot(shift, shift)) / r.scale ** 2
+        return T, math.sqrt(mu2)
+
+
+def model_event(measured: dict, delta: float, trials: int, alpha: float) -> dict:
+    """The event to certify, chosen from the statistic's model alone (before any trial is run).
+
+    Gaussian: T/μ ~ N(±μ/2, 1) under D / D′; sketch: S ~ v·χ²_r.  Over a grid of thresholds and both
+    tails/orientations, the event whose *expected* Clopper–Pearson bound with ``trials`` runs per side
+    is largest.  Being fixed in advance, it needs no calibration split and no correction."""
+    from scipy.stats import chi2, norm
+
+    from .bounds import epsilon_lower_bound
+
+    if measured["kind"] == "gaussian":
+        mu = measured["mu"]
+        grid = np.linspace(-3.0, 3.0 + mu, 601)
+        p1, p0 = norm.sf(grid - mu / 2), norm.sf(grid + mu / 2)   # upper tail of T/μ, D over D'
+        cands = [("D1>D0", "upper", grid * mu, p1, p0), ("D0>D1", "lower", -grid * mu, p1, p0)]
+    else:
+        w2 = measured["w"] ** 2
+        v1, v0 = w2 + measured["mass_D"], w2 + measured["mass_Dprime"]
+        r = measured["r"]
+        grid = np.linspace(chi2.ppf(1e-6, r), chi2.ppf(1 - 1e-6, r), 801) * max(v1, v0)
+        cands = [("D1>D0", "upper", grid, chi2.sf(grid / v1, r), chi2.sf(grid / v0, r)),
+                 ("D0>D1", "lower", grid, chi2.cdf(grid / v0, r), chi2.cdf(grid / v1, r))]
+    best = {"expected_epsilon_lower": -1.0}
+    for orient, tail, thr, pa, pb in cands:
+        exp = np.asarray(epsilon_lower_bound(pa * trials, trials, pb * trials, trials, delta, alpha))
+        i = int(np.argmax(exp))
+        if exp[i] > best["expected_epsilon_lower"]:
+            best = {"expected_epsilon_lower": float(exp[i]), "orientation": orient, "tail": tail,
+                    "threshold": float(thr[i])}
+    return best
+
+
+def whitebox_design(name: str, relation: str, *, d: int = 2, n: int | None = None) -> AuditDesign:
+    """The full-sensitivity pair: row e₁ first, then n − 1 zero rows; D′ per relation: e₂ there
+    (replace), the row removed (add-remove), the zero row (zero-out, entry-level).  Zero rows keep the
+    shift of every noisy statistic at the sensitivity the calibration assumes."""
+    from .designs import pair_design
+
+    n = WHITEBOX_N.get(name, 50) if n is None else int(n)
+    e1, e2 = np.eye(d)[0], np.eye(d)[1]
+    des = pair_design(np.zeros((n - 1, d)), e1, e2, relation, "whitebox",
+                      f"e1 then {n - 1} zero rows in R^{d}; differing row e1 "
+                      + ("vs e2" if relation in ("replace-one-row", "none") else f"({relation})"), k=1)
+    des.statistic = "likelihood-ratio"
+    return des
+
+
+def _declared_relation(fn: Callable, name: str, k: int, params: dict, d: int = 2) -> str:
+    probe = np.zeros((WHITEBOX_N.get(name, 50), d))
+    probe[0, 0] = 1.0
+    return fn(probe, k, rng=np.random.default_rng(0), **params).guarantee.neighbouring
+
+
+def _prepare(mechanism, epsilon, delta, params):
+    from .runner import _accepted_params, _resolve
+
+    name, fn = _resolve(mechanism)
+    base = getattr(fn, "audit_design", name)
+    p = {**AUDIT_PARAMS.get(base, {}), **WHITEBOX_PARAMS.get(base, {}), "epsilon": float(epsilon),
+         "delta": float(delta), **params}
+    p.pop("keep_subspaces", None)
+    return name, base, fn, _accepted_params(fn, {**p, **TAPS[base].extra_params}) if base in TAPS else p
+
+
+def measure_mu(mechanism, *, epsilon: float, delta: float, k: int = 1, d: int = 2, seed: int = 0,
+               n: int | None = None, **params) -> dict:
+    """The exact statistic model of a mechanism's noisy statistic on its full-sensitivity design.
+
+    Gaussian taps: ``{"kind": "gaussian", "mu": μ, "sigma": [σ_l], ...}`` with μ = sqrt(Σ ‖shift_l‖²/σ_l²)
+    measured on the code actually run.  Sketch: ``{"kind": "chi2", "r", "w", "mass_D", "mass_Dprime"}``."""
+    name, base, fn, p = _prepare(mechanism, epsilon, delta, params)
+    tap = TapRunner(base, fn, k, p)
+    relation = _declared_relation(fn, base, k, tap.params, d)
+    des = whitebox_design(base, relation, d=d, n=n)
+    with tap.active():
+        if TAPS[base].kind == "chi2":
+            rel = tap.run(des.X1, np.random.default_rng([seed, 11]))
+            x = des.X1[0] / np.linalg.norm(des.X1[0])
+            return {"kind": "chi2", "r": int(rel[0].Y.shape[0]), "w": rel[0].scale,
+                    "mass_D": float(np.sum((des.X1 @ x) ** 2)), "mass_Dprime": float(np.sum((des.X0 @ x) ** 2)),
+                    "relation": relation, "design": des}
+        A1 = _mean_matrices(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
+        A0 = _mean_matrices(tap.run(des.X0, np.random.default_rng([seed, 11]), zero=True))
+        lrt = GaussianLRT(A1, A0)
+        rel = tap.run(des.X1, np.random.default_rng([seed, 12]))
+        _, mu = lrt(rel)
+    return {"kind": "gaussian", "mu": mu, "sigma": [r.scale for r in rel], "n_releases": len(rel),
+            "relation": relation, "design": des, "lrt": lrt}
+
+
+def _certify(s1: np.ndarray, s0: np.ndarray, ev: dict, delta: float, confidence: float) -> dict:
+    from .bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, max_certifiable_epsilon
+
+    alpha = 1.0 - confidence
+    hi, lo = (s1, s0) if ev["orientation"] == "D1>D0" else (s0, s1)
+    cnt = (lambda s: int(np.sum(s >= ev["threshold"]))) if ev["tail"] == "upper" else \
+        (lambda s: int(np.sum(s <= ev["threshold"])))
+    k_hi, k_lo, n_hi, n_lo = cnt(hi), cnt(lo), hi.size, lo.size
+    eps = float(epsilon_lower_bound(k_hi, n_hi, k_lo, n_lo, delta, alpha))
+    ceiling = max_certifiable_epsilon(n_hi, n_lo, delta, alpha)
+    return {"audited_epsilon_lower": eps, "confidence": float(confidence), "method": "model-chosen event",
+            "events_tested": 1, "orientation": ev["orientation"], "tail": ev["tail"], "threshold": ev["threshold"],
+            "expected_epsilon_lower": ev["expected_epsilon_lower"], "audit_trials": [int(n_hi), int(n_lo)],
+            "count_D": k_hi, "count_Dprime": k_lo, "p_D": k_hi / n_hi, "p_Dprime": k_lo / n_lo,
+            "p_D_lower": float(clopper_pearson_lower(k_hi, n_hi, alpha / 2)),
+            "p_Dprime_upper": float(clopper_pearson_upper(k_lo, n_lo, alpha / 2)),
+            "max_certifiable_epsilon": ceiling, "at_ceiling": bool(eps >= ceiling - 1e-9)}
+
+
+def whitebox_audit(mechanism, *, epsilon: float, delta: float, trials: int = 20000, k: int = 1, d: int = 2,
+                   n: int | None = None, seed: int = 0, confidence: float = 0.95,
+                   calibration_fraction: float = 0.5, event: str = "model", **params) -> dict:
+    """White-box audit of a Gaussian mechanism (or the sketch): the likelihood-ratio statistic of its
+    noisy intermediate on the full-sensitivity design and one event, certified by Clopper–Pearson on
+    ``trials`` runs per dataset.  ``event="model"`` (default): the event is fixed in advance from the
+    statistic's model (:func:`model_event`), so every trial certifies; ``event="split"``: chosen on a
+    calibration split (:func:`.bounds.audit_scores`), as in the black-box audit.  The exact ε(δ) of
+    the measured noisy statistic is returned beside the bound (``exact_epsilon``, ``bound_over_exact``)."""
+    if event not in ("model", "split"):
+        raise ValueError(f"event must be 'model' or 'split', got {event!r}")
+    name, base, fn, p = _prepare(mechanism, epsilon, delta, params)
+    t0 = time.perf_counter()
+    m = measure_mu(mechanism, epsilon=epsilon, delta=delta, k=k, d=d, seed=seed, n=n, **params)
+    des = m["design"]
+    check_neighbours(des.X1, des.X0, m["relation"])
+    tap = TapRunner(base, fn, k, p)
+    stats = {1: np.empty(trials), 0: np.empty(trials)}
+    mus = []
+    g = None
+    with tap.active():
+        for side, X in ((1, des.X1), (0, des.X0)):
+            rng = np.random.default_rng([seed, 13, side])
+            for i in range(int(trials)):
+                rel = tap.run(X, rng)
+                if m["kind"] == "gaussian":
+                    T, mu = m["lrt"](rel)
+                    if i < 3:
+                        mus.append(mu)
+                else:
+                    x = des.X1[0] / np.linalg.norm(des.X1[0])
+                    T = float(np.sum((rel[0].Y @ x) ** 2))
+                stats[side][i] = T
+                if g is None:
+                    g = tap.last_output.guarantee
+    if event == "split":
+        res = audit_scores(stats[1], stats[0], delta=g.delta, confidence=confidence,
+                           calibration_fraction=calibration_fraction)
+    else:
+        res = _certify(stats[1], stats[0], model_event(m, g.delta, int(trials), 1.0 - confidence),
+                       g.delta, confidence)
+    exact = exact_epsilon(m, g.delta)
+    lower = res["audited_epsilon_lower"]
+    out = {
+        "mechanism": getattr(fn, "audit_name", name), "mode": "whitebox", "claimed_epsilon": float(g.epsilon),
+        "delta": float(g.delta), "neighbouring": g.neighbouring, "guarantee_exact": bool(g.exact),
+        **des.summary(), **res, "trials": int(trials), "seed": int(seed),
+        "exact_epsilon": exact, "bound_over_exact": (lower / exact) if exact > 0 else math.nan,
+        "statistic_model": m["kind"], "seconds": time.perf_counter() - t0,
+        "violation": bool(lower > g.epsilon),
+    }
+    if m["kind"] == "gaussian":
+        out.update(mu=m["mu"], noise_scales=m["sigma"], n_noisy_releases=m["n_releases"],
+                   mu_spread=float(np.ptp(mus)) if mus else 0.0)
+    else:
+        out.update(sketch_rows=m["r"], lift=m["w"])
+    if hasattr(fn, "audit_noise_factor"):
+        out["noise_factor"] = fn.audit_noise_factor
+    return out
