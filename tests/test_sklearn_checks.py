@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+from mechanisms import get_mechanism
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -100,10 +102,13 @@ def test_refuses_rows_above_bound_without_clip():
 
 @pytest.mark.parametrize("name", ["subspace_exact", "subspace_approx"])
 def test_bottom_answer_is_a_clear_error(name):
-    """⊥ on generic data: a RuntimeError naming the released status only (no diagnostics in the message)."""
+    """⊥ on generic data: a RuntimeError naming the released status and reason only (no diagnostics)."""
     X = np.random.default_rng(0).standard_normal((40, 4)) / 3
     est = PrivatePCA(name, n_components=1, epsilon=0.5, delta=0.01, clip=True, random_state=0)
     with pytest.raises(RuntimeError) as err:
         est.fit(X)
-    assert str(err.value) == (f"mechanism {name!r} returned no subspace (status 'bottom'); "
-                              f"the answer ⊥ cannot be used to transform data")
+    out = get_mechanism(name)(X, 1, rng=np.random.default_rng(0), epsilon=0.5, delta=0.01, clip=True)
+    assert str(err.value) == (f"mechanism {name!r} returned no subspace (status 'bottom': "
+                              f"{out.release['reason']}); the answer ⊥ cannot be used to transform data")
+    for key in out.diagnostics:      # no diagnostic printed as a field
+        assert f"'{key}'" not in str(err.value) and f"{key}=" not in str(err.value)
