@@ -157,8 +157,9 @@ def linear_svm_search(loss: str, scaling: str, c_grid, *, cv: int = 3, max_iter:
         raise ValueError(f"feature scaling must be one of {FEATURE_SCALINGS}, got {scaling!r}")
     scaler = {"none": "passthrough", "standard": StandardScaler(),
               "minmax": MinMaxScaler(feature_range=(-1.0, 1.0))}[scaling]
-    # liblinear implements the plain hinge only in the dual; the squared hinge is fastest primal
-    svm = LinearSVC(loss=loss, dual=(loss == "hinge"), max_iter=int(max_iter))
+    # liblinear implements the plain hinge only in the dual; the squared hinge is fastest primal.
+    # The dual solver visits coordinates in a random order: fixed here so a record can be re-run exactly.
+    svm = LinearSVC(loss=loss, dual=(loss == "hinge"), max_iter=int(max_iter), random_state=0)
     pipe = Pipeline([("scale", scaler), ("svm", svm)])
     return GridSearchCV(pipe, {"svm__C": [float(c) for c in c_grid]}, cv=int(cv))
 

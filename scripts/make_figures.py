@@ -299,7 +299,7 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
                 ax.errorbar([x], [acc.mean()], yerr=[acc.std() if len(acc) > 1 else 0.0], capsize=3,
                             color=style(mech).get("color"), marker=GROUP_MARKERS[gi % len(GROUP_MARKERS)],
                             ls="none")
-                if "majority_accuracy" in gsub and gsub.majority_accuracy.notna().any():
+                if ds in FOOTNOTE_DATASETS and "majority_accuracy" in gsub and gsub.majority_accuracy.notna().any():
                     maj = 100 * gsub.loc[gsub.mechanism == mech, "majority_accuracy"].mean()
                     ax.hlines(maj, x - width / 2, x + width / 2, color="0.4", lw=2)
         for mi, mech in enumerate(mechs):
@@ -319,7 +319,8 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         ax.set_xlim(-0.6, len(mechs) - 0.3)
         ax.set_ylabel("test accuracy (%)")
         ax.set_xlabel("mechanism (subspace from the hold-out half)")
-        ax.set_title(f"{ds} (k = {int(sub.k.iloc[0])})", fontsize=10)
+        k = _one_value(sub, "k")
+        ax.set_title(ds + (f" (k = {int(k)})" if k is not None else ""), fontsize=10)
         ax.grid(alpha=0.3, axis="y")
         from matplotlib.lines import Line2D
         handles = [Line2D([], [], color="0.3", marker=GROUP_MARKERS[gi % len(GROUP_MARKERS)], ls="none", label=grp)

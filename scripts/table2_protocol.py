@@ -127,6 +127,31 @@ def summarise(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def paired(path: str) -> pd.DataFrame:
+    """Paired differences (same permutation and projection, so the split and the draw cancel):
+    loss (hinge - squared hinge), scaling (standard/minmax - none) and reading of "random"."""
+    df = pd.read_csv(path)
+    df["accuracy"] *= 100
+    idx = ["permutation", "projection"]
+    comparisons = []
+    for (name, sc), g in df.groupby(["subspace", "scaling"]):
+        comparisons.append((f"{name}, {sc}: hinge - squared_hinge", g[g.loss == "hinge"], g[g.loss == "squared_hinge"]))
+    for (name, lo), g in df.groupby(["subspace", "loss"]):
+        for sc in ("standard", "minmax"):
+            comparisons.append((f"{name}, {lo}: {sc} - none", g[g.scaling == sc], g[g.scaling == "none"]))
+    for (lo, sc), g in df.groupby(["loss", "scaling"]):
+        for a, b in (("random_uniform", "random_gaussian"), ("random_uniform_raw", "random_uniform"),
+                     ("mod_sulq", "random_gaussian"), ("mod_sulq", "random_uniform")):
+            comparisons.append((f"{lo}, {sc}: {a} - {b}", g[g.subspace == a], g[g.subspace == b]))
+    rows = []
+    for label, a, b in comparisons:
+        m = a.set_index(idx)["accuracy"].sub(b.set_index(idx)["accuracy"]).dropna()
+        if len(m) >= 2:
+            rows.append({"comparison": label, "pairs": len(m), "mean_diff": m.mean(),
+                         "se": m.std(ddof=1) / np.sqrt(len(m)), "z": m.mean() / (m.std(ddof=1) / np.sqrt(len(m)))})
+    return pd.DataFrame(rows)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="CSV of per-round accuracies (appended; resumable)")
@@ -144,13 +169,21 @@ def main(argv=None) -> None:
     ap.add_argument("--c-grid", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0, 100.0, 1000.0])
     ap.add_argument("--max-iter", type=int, default=1000, help="liblinear iterations per fit")
     args = ap.parse_args(argv)
+    command = " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]])
+    commands = Path(args.out + ".commands")
     if not args.summary:
+        with commands.open("a") as fh:
+            fh.write(command + "\n")
         with single_thread_blas():
             measure(args)
     table = summarise(args.out)
-    print("command: " + " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]))
+    print("measured by: " + " ; ".join(commands.read_text().splitlines() if commands.exists() else [command]))
     print(f"paper (Table 2, kddcup): " + ", ".join(f"{k} {m} ± {s}" for k, (m, s) in PAPER.items()))
     print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    pairs = paired(args.out)
+    if len(pairs):
+        print("\npaired differences (percentage points; se over pairs):")
+        print(pairs.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
 
 
 if __name__ == "__main__":
