@@ -107,13 +107,13 @@ def test_every_protocol_field_is_in_the_run_key(tmp_path):
     assert run_classification(compose_cfg(base))["records_written"] == 1
     assert run_classification(compose_cfg(base))["records_written"] == 0        # resumed
     for extra in (["experiment.svm_loss=squared_hinge"], ["experiment.feature_scaling=none"],
-                  ["experiment.random_entries=gaussian"], ["experiment.random_projection=raw"],
+                  ["experiment.random_entries=uniform"], ["experiment.random_projection=raw"],
                   ["experiment.svm_max_iter=50"], ["experiment.svm_cv_folds=2"]):
         assert run_classification(compose_cfg(base + extra))["records_written"] == 1, extra
     store = ResultStore(tmp_path / "res")
     df = store.load()
     assert len(df) == 7 and df.record_id.nunique() == 7
-    first = df[(df.svm_loss == "hinge") & (df.feature_scaling == "standard") & (df.random_entries == "uniform")
+    first = df[(df.svm_loss == "hinge") & (df.feature_scaling == "standard") & (df.random_entries == "gaussian")
                & (df.random_projection == "orthonormal") & (df.svm_max_iter == 1000) & (df.svm_cv_folds == 3)]
     assert len(first) == 1                                  # the defaults, recorded as such
     assert set(df.svm_loss) == {"hinge", "squared_hinge"} and set(df.random_entries) == {"uniform", "gaussian"}
@@ -132,7 +132,7 @@ def test_random_options_do_not_split_other_mechanisms(tmp_path):
     data = _kddcup_like_dir(tmp_path)
     base = _base(tmp_path, data, mech="pca")
     assert run_classification(compose_cfg(base))["records_written"] == 1
-    assert run_classification(compose_cfg(base + ["experiment.random_entries=gaussian"]))["records_written"] == 0
+    assert run_classification(compose_cfg(base + ["experiment.random_entries=uniform"]))["records_written"] == 0
     rec = ResultStore(tmp_path / "res").load()
     assert rec.random_entries.isna().all() and rec.q_F.item() == pytest.approx(rec.q_F_opt.item())
 
