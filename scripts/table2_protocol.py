@@ -177,6 +177,46 @@ def readings_q_F(datasets, draws: int, seed: int, epsilon: float, delta: float) 
             .assign(se=lambda t: t["std"] / np.sqrt(t["count"])).reset_index())
 
 
+def solver_check(args) -> pd.DataFrame:
+    """liblinear's hinge (intercept penalised) against libSVM itself (``SVC(kernel="linear")``, intercept
+    free), same C, same standardised projected features, same rounds: is the solver a cause?"""
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC, LinearSVC
+
+    from experiments.datasets import load_dataset
+    from experiments.jmlr import POSITIVE_LABEL
+
+    ds = load_dataset(args.dataset, data_dir=os.environ.get("PRIVPCA_DATA_DIR"))
+    y_all = (np.asarray(ds.y).astype(str) == POSITIVE_LABEL[args.dataset]).astype(int)
+    rows = []
+    for p in range(args.permutations):
+        order = subset_rng(args.seed, p).permutation(ds.X.shape[0])
+        half = len(order) // 2
+        rest = order[half:]
+        n_train = max(2, int(round(0.1 * len(rest))))
+        holdout, train, test = PreparedData(ds.X[order[:half]]), rest[:n_train], rest[n_train:]
+        for j in range(args.projections):
+            for name in args.subspaces:
+                V = projection(name, holdout, args.k, mechanism_rng(args.seed, p, j), args.epsilon, args.delta)
+                sc = StandardScaler().fit(ds.X[train] @ V)
+                Ztr, Zte = sc.transform(ds.X[train] @ V), sc.transform(ds.X[test] @ V)
+                for C in args.c_grid:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        a = LinearSVC(loss="hinge", dual=True, C=C, max_iter=args.max_iter, random_state=0)
+                        b = SVC(kernel="linear", C=C, cache_size=500)
+                        acc = {lab: m.fit(Ztr, y_all[train]).score(Zte, y_all[test]) for lab, m in
+                               (("liblinear", a), ("libsvm", b))}
+                    rows.append({"subspace": name, "C": C, "permutation": p, "projection": j,
+                                 "liblinear": 100 * acc["liblinear"], "libsvm": 100 * acc["libsvm"]})
+                    print(rows[-1], flush=True)
+    df = pd.DataFrame(rows)
+    df["diff"] = df.libsvm - df.liblinear
+    return df.groupby(["subspace", "C"]).agg(pairs=("diff", "size"), liblinear=("liblinear", "mean"),
+                                             libsvm=("libsvm", "mean"), mean_diff=("diff", "mean"),
+                                             sd_diff=("diff", "std")).reset_index()
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="CSV of per-round accuracies (appended; resumable)")
@@ -195,7 +235,15 @@ def main(argv=None) -> None:
     ap.add_argument("--max-iter", type=int, default=1000, help="liblinear iterations per fit")
     ap.add_argument("--readings-q-F", type=int, default=0, metavar="DRAWS",
                     help="instead: q_F of both random readings and MOD-SULQ on kddcup, census, insurance")
+    ap.add_argument("--solver-check", action="store_true",
+                    help="instead: liblinear hinge vs libSVM at each C of --c-grid (no CV), same rounds")
     args = ap.parse_args(argv)
+    if args.solver_check:
+        with single_thread_blas():
+            t = solver_check(args)
+        print("command: " + " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]))
+        print(t.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        return
     if args.readings_q_F:
         with single_thread_blas():
             t = readings_q_F(["kddcup", "census", "insurance"], args.readings_q_F, args.seed, args.epsilon,
