@@ -281,6 +281,9 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         return None
     d = d.copy()
     d["group"] = d.scale + " · " + d.svm_loss + "/" + d.feature_scaling
+    if "drop_feature_prefixes" in d:   # e.g. census without its income (label) columns: another group
+        dropped = d.drop_feature_prefixes.map(lambda v: ", ".join(v) if isinstance(v, (list, tuple)) else "")
+        d["group"] += np.where(dropped != "", " · without " + dropped + "*", "")
     datasets = [x for x in ["kddcup", "localization", *FOOTNOTE_DATASETS] if x in set(d.dataset)]
     datasets += sorted(set(d.dataset) - set(datasets))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets), 4.2), squeeze=False)

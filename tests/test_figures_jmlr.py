@@ -44,6 +44,9 @@ def _classification():
                 rows.append({"experiment": "classification", "dataset": ds, "mechanism": "pca", "k": 8,
                              "scale": scale, "accuracy": 0.94 + r / 1000, "majority_accuracy": 0.94,
                              "svm_loss": "hinge", "feature_scaling": "standard", "d_classified": 512})
+    rows.append({"experiment": "classification", "dataset": "census", "mechanism": "pca", "k": 8,
+                 "scale": "quick", "accuracy": 0.93, "majority_accuracy": 0.93, "svm_loss": "hinge",
+                 "feature_scaling": "standard", "d_classified": 510, "drop_feature_prefixes": ["income="]})
     # a legacy record (before the protocol fields): read as squared hinge, unscaled, Haar random
     rows.append({"experiment": "classification", "dataset": "kddcup", "mechanism": "random", "k": 4,
                  "scale": "paper", "accuracy": 0.95})
@@ -98,6 +101,8 @@ def test_classification_figure_and_tables(tmp_path, captured):
     legend = [t.get_text() for t in captured[0].axes[0].get_legend().get_texts()]
     assert "paper · hinge/standard" in legend and "quick · hinge/standard" in legend
     assert "paper · squared_hinge/none" in legend and "paper (Table 2)" in legend   # the legacy record
+    census = [t.get_text() for t in captured[0].axes[1].get_legend().get_texts()]
+    assert "quick · hinge/standard · without income=*" in census and "majority label" in census
     t2 = pd.read_csv(make_figures.table2(df, tmp_path)[0])
     assert set(t2.dataset) == {"kddcup"}
     row = t2[(t2.scale == "paper") & (t2.mechanism == "random") & (t2.svm_loss == "hinge")]
@@ -109,6 +114,6 @@ def test_classification_figure_and_tables(tmp_path, captured):
     assert order == ["pca", "ppca", "mod_sulq", "random"]
     fn = pd.read_csv(make_figures.footnote1(df, tmp_path)[0])
     assert set(fn.dataset) == {"census", "insurance"}
-    q = fn[(fn.dataset == "census") & (fn.scale == "quick")]
+    q = fn[(fn.dataset == "census") & (fn.scale == "quick") & (fn.d_classified == 512)]
     assert q.accuracy_pct.item() == pytest.approx(94.05) and q.majority_accuracy_pct.item() == 94.0
     assert q.gain_pct.item() == pytest.approx(0.05)
