@@ -367,7 +367,8 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
         label = st.pop("label")
         st["ls"] = "-"
         st.setdefault("color", EXTRA_COLORS.get(mech))
-        line = ax.plot(g.d[ok], n[ok], marker="o", label=f"{label}{slope}", **st)[0]
+        st.setdefault("marker", "o")
+        line = ax.plot(g.d[ok], n[ok], label=f"{label}{slope}", **st)[0]
         if (~ok).any():   # not reached: open triangle at the largest n searched (n* is above it)
             top = [(srch[-1]["n"] if isinstance(srch, list) and srch else max(grid))
                    for srch, grid in zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok],
