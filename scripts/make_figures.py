@@ -3,8 +3,10 @@
 
     python scripts/make_figures.py [--results results] [--out results] [--only fig3,table2]
 
-Writes ``<out>/figures/fig1.png`` ... ``fig5.png`` (+ PDF) and ``<out>/tables/table1.csv``,
-``table2.csv``.  A figure whose records are missing is skipped with a message.
+Writes ``<out>/figures/fig1.png`` ... ``fig5.png``, ``fig_classification.png`` (+ PDF) and
+``<out>/tables/table1.csv``, ``table2.csv``, ``footnote1.csv``.  Every drawing function takes a
+pandas DataFrame of records (the store's, or any table with the same columns).  A figure whose
+records are missing is skipped with a message.
 """
 
 from __future__ import annotations
@@ -24,12 +26,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from experiments.results import ResultStore  # noqa: E402
 
 #: line styles of the paper's Figures 3-5 (PCA red solid, PPCA blue dashed, random green, MOD-SULQ purple)
+#: MOD-SULQ and random are nearly equal on census and insurance (as in the paper): distinct markers
+#: and a small horizontal offset (``X_OFFSET``, a factor on n) keep both visible.
 STYLE = {
     "pca": dict(color="tab:red", ls="-", label="Non-private PCA"),
     "ppca": dict(color="tab:blue", ls="--", label="PPCA"),
-    "random": dict(color="tab:green", ls="--", label="Random"),
-    "mod_sulq": dict(color="tab:purple", ls="--", label="MOD-SULQ"),
+    "random": dict(color="tab:green", ls="--", marker="o", mfc="none", ms=6, label="Random"),
+    "mod_sulq": dict(color="tab:purple", ls="-.", marker="x", ms=6, label="MOD-SULQ"),
 }
+#: legend order of the paper (Figures 3-4 captions: PCA, PPCA, random, MOD-SULQ; Table 2 lists
+#: MOD-SULQ before random, TABLE2_ORDER)
+PAPER_ORDER = ["pca", "ppca", "random", "mod_sulq"]
+TABLE2_ORDER = ["pca", "ppca", "mod_sulq", "random"]
+X_OFFSET = {"random": 10 ** -0.025, "mod_sulq": 10 ** 0.025}
+#: why a panel of the paper cannot be drawn here
+MISSING_PANEL = {"localization": "localization: no data\n(the raw file ConfLongDemo_JSI.txt has no\n"
+                                 "public copy here; see data MANIFEST)"}
 PAPER_TABLE2 = {  # JMLR Table 2, accuracy (%) mean, std
     ("kddcup", "pca"): (98.97, 0.05), ("kddcup", "ppca"): (98.95, 0.05),
     ("kddcup", "mod_sulq"): (98.18, 0.65), ("kddcup", "random"): (98.23, 0.49),
@@ -70,6 +82,12 @@ def labelled_style(mech: str, g: pd.DataFrame) -> dict:
     st = dict(style(mech))
     st["label"] = st["label"] + guarantee_suffix(g)
     return st
+
+
+def in_paper_order(mechanisms, order=PAPER_ORDER) -> list:
+    """Mechanisms in the paper's order (others after, alphabetically)."""
+    present = list(dict.fromkeys(mechanisms))
+    return [m for m in order if m in present] + sorted(m for m in present if m not in order)
 
 
 def save(fig, out: Path, name: str) -> list[Path]:
@@ -160,16 +178,27 @@ def fig2(df: pd.DataFrame, out: Path):
 
 
 def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, title: str):
-    d = df[(df.experiment == "utility_vs_n") & df.dataset.isin(datasets)]
+    """Figures 3-4: q_F vs n per data set; a panel whose data is missing says why (``MISSING_PANEL``)."""
+    d = df[(df.experiment == "utility_vs_n") & df.dataset.isin(datasets)] if "experiment" in df else df.iloc[0:0]
     if d.empty:
         return None
-    present = [x for x in datasets if x in set(d.dataset)]
-    fig, axes = plt.subplots(1, len(present), figsize=(5.2 * len(present), 3.8), squeeze=False)
-    for ax, ds in zip(axes[0], present):
+    panels = [x for x in datasets if x in set(d.dataset) or x in MISSING_PANEL]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    for ax, ds in zip(axes[0], panels):
         sub = d[d.dataset == ds]
-        for mech, g in sub.groupby("mechanism"):
+        if sub.empty:
+            ax.text(0.5, 0.5, MISSING_PANEL[ds], ha="center", va="center", transform=ax.transAxes, fontsize=9)
+            ax.set_title(f"{ds} (not reproduced)")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_xlabel("n (subsample size)")
+            ax.set_ylabel("utility q_F(U)")
+            continue
+        for mech in in_paper_order(sub.mechanism):
+            g = sub[sub.mechanism == mech]
             s = g.groupby("n")["q_F"].agg(["mean", "std"]).reset_index().fillna(0.0)
-            ax.errorbar(s.n, s["mean"], yerr=s["std"], capsize=3, **labelled_style(mech, g))
+            ax.errorbar(s.n * X_OFFSET.get(mech, 1.0), s["mean"], yerr=s["std"], capsize=3,
+                        **labelled_style(mech, g))
         split = sub.split.iloc[0]
         ax.set_xscale("log")
         ax.set_title(f"{ds} (k = {int(sub.k.iloc[0])}{', ' + split + ' split' if split else ''})")
@@ -177,16 +206,26 @@ def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, ti
         ax.set_ylabel("utility q_F(U)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(title + "  (ε = 0.1, δ = 0.01; bars: ±1 sd)", y=1.03)
+    fig.suptitle(title + "  (ε = 0.1, δ = 0.01; bars: ±1 sd; random and MOD-SULQ offset slightly in n)", y=1.03)
     return save(fig, out, name)
 
 
+def _one_value(d: pd.DataFrame, col: str):
+    """The single value of ``col`` in ``d`` (None when absent or not unique)."""
+    if col not in d.columns:
+        return None
+    vals = d[col].dropna().unique()
+    return vals[0] if len(vals) == 1 else None
+
+
 def fig5(df: pd.DataFrame, out: Path):
+    """Figure 5: q_F vs ε; the title gives MOD-SULQ's δ, the samples per ε and PPCA's burn-in (from records)."""
     d = df[df.experiment == "utility_vs_epsilon"]
     if d.empty:
         return None
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for mech, g in d.groupby("mechanism"):
+    fig, ax = plt.subplots(figsize=(5.8, 3.9))
+    for mech in in_paper_order(d.mechanism):
+        g = d[d.mechanism == mech]
         s = g.groupby("epsilon_grid")["q_F"].agg(["mean", "std"]).reset_index().fillna(0.0)
         ax.errorbar(s.epsilon_grid, s["mean"], yerr=s["std"], capsize=3, **labelled_style(mech, g))
     ax.set_xscale("log")
@@ -194,7 +233,18 @@ def fig5(df: pd.DataFrame, out: Path):
     ax.set_ylabel("utility q_F(U)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("Figure 5: utility vs ε (d = 10 Gaussian, n = 5,000, k = 2)")
+    private = d[d.mechanism != "pca"]
+    samples = sorted(set(private.groupby(["mechanism", "epsilon_grid"]).size())) if len(private) else []
+    ms, pp = d[d.mechanism == "mod_sulq"], d[d.mechanism == "ppca"]
+    delta = _one_value(ms, "delta")
+    burn_in = _one_value(pp, "iterations") if "iterations" in pp else None
+    if burn_in is None:
+        burn_in = _one_value(pp, "config.ppca_iterations")
+    parts = [f"MOD-SULQ δ = {delta:g}" if delta is not None else None,
+             f"{'/'.join(map(str, samples))} samples per ε" if samples else None,
+             f"PPCA burn-in T = {int(burn_in):,}" if burn_in is not None else None]
+    ax.set_title("Figure 5: utility vs ε (d = 10 Gaussian, n = 5,000, k = 2)\n"
+                 + ", ".join(p for p in parts if p) + "; bars: ±1 sd", fontsize=9)
     return save(fig, out, "fig5")
 
 
@@ -210,11 +260,47 @@ def table1(df: pd.DataFrame, out: Path):
     return [out / "table1.csv"]
 
 
+#: the protocol columns of a classification record (experiments.jmlr.classification_protocol)
+PROTOCOL_COLUMNS = ["svm_loss", "feature_scaling", "random_entries", "random_projection"]
+#: records written before these columns existed used LinearSVC's default loss, unscaled features and
+#: the Haar-uniform random subspace (experiments/jmlr.py before the protocol options)
+LEGACY_PROTOCOL = {"svm_loss": "squared_hinge", "feature_scaling": "none", "random_entries": "gaussian",
+                   "random_projection": "orthonormal"}
+#: footnote 1's data sets (accuracy after PCA no better than the majority label)
+FOOTNOTE_DATASETS = ["census", "insurance"]
+
+
+def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) -> pd.DataFrame:
+    """Classification records with the protocol columns filled (legacy records get their old protocol;
+    the random-projection columns only apply to the random mechanism, "-" for the others)."""
+    if "experiment" not in df.columns:
+        return df.iloc[0:0]
+    d = df[df.experiment == "classification"].copy()
+    if datasets is not None:
+        d = d[d.dataset.isin(datasets)]
+    if d.empty:
+        return d
+    legacy = d["svm_loss"].isna() if "svm_loss" in d else pd.Series(True, index=d.index)
+    for col, val in LEGACY_PROTOCOL.items():
+        if col not in d:
+            d[col] = None
+        d.loc[legacy, col] = val
+        if col.startswith("random_"):
+            d.loc[d.mechanism != "random", col] = "-"
+    if "scale" not in d:
+        d["scale"] = None
+    d["scale"] = d["scale"].fillna("-")
+    return d
+
+
 def table2(df: pd.DataFrame, out: Path):
-    d = df[df.experiment == "classification"]
+    """Table 2 (kddcup, localization) per scale and protocol, beside the paper's numbers."""
+    d = classification_records(df)
+    d = d[~d.dataset.isin(FOOTNOTE_DATASETS)] if len(d) else d
     if d.empty:
         return None
-    g = d.groupby(["dataset", "mechanism"])["accuracy"].agg(["mean", "std", "count"]).reset_index()
+    keys = ["dataset", "scale", *PROTOCOL_COLUMNS, "mechanism"]
+    g = d.groupby(keys, dropna=False)["accuracy"].agg(["mean", "std", "count"]).reset_index()
     g["accuracy_pct"] = (100 * g["mean"]).round(2)
     g["std_pct"] = (100 * g["std"].fillna(0.0)).round(2)
     g["paper_accuracy_pct"] = [PAPER_TABLE2.get((a, b), (np.nan, np.nan))[0] for a, b in zip(g.dataset, g.mechanism)]
@@ -222,12 +308,104 @@ def table2(df: pd.DataFrame, out: Path):
     g["guarantee"] = [", ".join(sorted(guarantee_statuses(d[(d.dataset == a) & (d.mechanism == b)]))) or "proven"
                       for a, b in zip(g.dataset, g.mechanism)]
     g.loc[g.mechanism == "pca", "guarantee"] = "none (non-private)"
+    g["order"] = [TABLE2_ORDER.index(m) if m in TABLE2_ORDER else len(TABLE2_ORDER) for m in g.mechanism]
+    g = g.sort_values(["dataset", "scale", "svm_loss", "feature_scaling", "order"])
     t = g[["dataset", "mechanism", "guarantee", "accuracy_pct", "std_pct", "count", "paper_accuracy_pct",
-           "paper_std_pct"]]
-    t = t.rename(columns={"count": "rounds"})
+           "paper_std_pct", "scale", *PROTOCOL_COLUMNS]].rename(columns={"count": "rounds"})
     out.mkdir(parents=True, exist_ok=True)
     t.to_csv(out / "table2.csv", index=False)
     return [out / "table2.csv"]
+
+
+def footnote1(df: pd.DataFrame, out: Path):
+    """Footnote 1: on census and insurance, projected-classifier accuracy beside always predicting the
+    majority label (mean over rounds; ``gain_pct`` = accuracy - majority, its sd over rounds)."""
+    d = classification_records(df, FOOTNOTE_DATASETS)
+    if d.empty:
+        return None
+    if "majority_accuracy" not in d:
+        return None
+    d = d.dropna(subset=["majority_accuracy"]).copy()
+    if "d_classified" not in d:
+        d["d_classified"] = d["d"]
+    d["gain"] = d.accuracy - d.majority_accuracy
+    keys = ["dataset", "scale", "svm_loss", "feature_scaling", "d_classified", "mechanism"]
+    g = d.groupby(keys, dropna=False).agg(accuracy_pct=("accuracy", "mean"),
+                                          majority_accuracy_pct=("majority_accuracy", "mean"),
+                                          gain_pct=("gain", "mean"), gain_sd_pct=("gain", "std"),
+                                          rounds=("accuracy", "size")).reset_index()
+    for c in ("accuracy_pct", "majority_accuracy_pct", "gain_pct", "gain_sd_pct"):
+        g[c] = (100 * g[c]).round(2)
+    out.mkdir(parents=True, exist_ok=True)
+    g.to_csv(out / "footnote1.csv", index=False)
+    return [out / "footnote1.csv"]
+
+
+GROUP_MARKERS = ["o", "s", "^", "v", "D", "P"]
+
+
+def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classification"):
+    """Accuracy per mechanism (mean ± 1 sd over rounds) per data set and scale, the paper's Table 2
+    beside it (open black diamonds); for footnote 1's data sets a grey bar marks the majority-label
+    accuracy.  One panel per data set; within a panel, one group per (scale, protocol)."""
+    d = classification_records(df)
+    if d.empty:
+        return None
+    d = d.copy()
+    d["group"] = d.scale + " · " + d.svm_loss + "/" + d.feature_scaling
+    if "drop_feature_prefixes" in d:   # e.g. census without its income (label) columns: another group
+        dropped = d.drop_feature_prefixes.map(lambda v: ", ".join(v) if isinstance(v, (list, tuple)) else "")
+        d["group"] += np.where(dropped != "", " · without " + dropped + "*", "")
+    datasets = [x for x in ["kddcup", "localization", *FOOTNOTE_DATASETS] if x in set(d.dataset)]
+    datasets += sorted(set(d.dataset) - set(datasets))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets), 4.2), squeeze=False)
+    for ax, ds in zip(axes[0], datasets):
+        sub = d[d.dataset == ds]
+        groups = sorted(sub.group.unique(), key=lambda g: (not g.startswith("paper"), g))
+        mechs = in_paper_order(sub.mechanism, TABLE2_ORDER)
+        width = 0.8 / max(1, len(groups))
+        for gi, grp in enumerate(groups):
+            gsub = sub[sub.group == grp]
+            for mi, mech in enumerate(mechs):
+                acc = 100 * gsub.loc[gsub.mechanism == mech, "accuracy"]
+                if acc.empty:
+                    continue
+                x = mi - 0.4 + width * (gi + 0.5)
+                ax.errorbar([x], [acc.mean()], yerr=[acc.std() if len(acc) > 1 else 0.0], capsize=3,
+                            color=style(mech).get("color"), marker=GROUP_MARKERS[gi % len(GROUP_MARKERS)],
+                            ls="none")
+                if ds in FOOTNOTE_DATASETS and "majority_accuracy" in gsub and gsub.majority_accuracy.notna().any():
+                    maj = 100 * gsub.loc[gsub.mechanism == mech, "majority_accuracy"].mean()
+                    ax.hlines(maj, x - width / 2, x + width / 2, color="0.4", lw=2)
+        for mi, mech in enumerate(mechs):
+            paper = PAPER_TABLE2.get((ds, mech))
+            if paper:
+                ax.errorbar([mi + 0.42], [paper[0]], yerr=[paper[1]], color="k", marker="D", mfc="none",
+                            ls="none", capsize=3, label="paper (Table 2)" if mi == 0 else None)
+        labels = []
+        for mech in mechs:
+            lab = style(mech).get("label", mech)
+            if mech == "random":
+                ent = sub.loc[sub.mechanism == "random", ["random_entries", "random_projection"]].drop_duplicates()
+                lab += "\n(" + "; ".join(f"{e}, {p}" for e, p in ent.itertuples(index=False)) + ")"
+            labels.append(lab)
+        ax.set_xticks(range(len(mechs)))
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.set_xlim(-0.6, len(mechs) - 0.3)
+        ax.set_ylabel("test accuracy (%)")
+        ax.set_xlabel("mechanism (subspace from the hold-out half)")
+        k = _one_value(sub, "k")
+        ax.set_title(ds + (f" (k = {int(k)})" if k is not None else ""), fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+        from matplotlib.lines import Line2D
+        handles = [Line2D([], [], color="0.3", marker=GROUP_MARKERS[gi % len(GROUP_MARKERS)], ls="none", label=grp)
+                   for gi, grp in enumerate(groups)]
+        handles += [h for h, lab in zip(*ax.get_legend_handles_labels()) if lab == "paper (Table 2)"]
+        if ds in FOOTNOTE_DATASETS:
+            handles.append(Line2D([], [], color="0.4", lw=2, label="majority label"))
+        ax.legend(handles=handles, fontsize=7, title="scale · loss/scaling", title_fontsize=7)
+    fig.suptitle("Classification in the k-dimensional subspace (JMLR Table 2; bars: ±1 sd over rounds)", y=1.02)
+    return save(fig, out, name)
 
 
 #: colours of the issue-5 mechanisms (the JMLR ones keep STYLE's)
@@ -261,7 +439,8 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
         label = st.pop("label")
         st["ls"] = "-"
         st.setdefault("color", EXTRA_COLORS.get(mech))
-        line = ax.plot(g.d[ok], n[ok], marker="o", label=f"{label}{slope}", **st)[0]
+        st.setdefault("marker", "o")
+        line = ax.plot(g.d[ok], n[ok], label=f"{label}{slope}", **st)[0]
         if (~ok).any():   # not reached: open triangle at the largest n searched (n* is above it)
             top = [(srch[-1]["n"] if isinstance(srch, list) and srch else max(grid))
                    for srch, grid in zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok],
@@ -355,6 +534,8 @@ def make_all(results: Path, out: Path, only: set[str] | None = None,
         "fig5": lambda: fig5(df, out / "figures"),
         "table1": lambda: table1(df, out / "tables"),
         "table2": lambda: table2(df, out / "tables"),
+        "footnote1": lambda: footnote1(df, out / "tables"),
+        "fig_classification": lambda: fig_classification(df, out / "figures"),
         "dimension_scaling": lambda: fig_dimension_scaling(df, out / "figures"),
         "online_regret": lambda: fig_online_regret(df, out / "figures"),
     }

@@ -1,0 +1,119 @@
+"""Figure functions of scripts/make_figures.py (all but Figure 2) on small DataFrames of records."""
+
+import sys
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import make_figures  # noqa: E402
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    figs = []
+    real = make_figures.save
+    monkeypatch.setattr(make_figures, "save", lambda fig, out, name: figs.append(fig) or real(fig, out, name))
+    return figs
+
+
+def _utility(datasets, mechs=("mod_sulq", "random", "ppca", "pca")):
+    rng = np.random.default_rng(0)
+    rows = [{"experiment": "utility_vs_n", "dataset": ds, "split": None, "mechanism": m, "n": n, "k": 4,
+             "q_F": float(rng.uniform())} for ds in datasets for m in mechs for n in (100, 1000) for _ in range(3)]
+    return pd.DataFrame(rows)
+
+
+def _classification():
+    rows = []
+    for scale, reps in (("quick", 2), ("paper", 3)):
+        for mech, acc in (("random", 0.97), ("pca", 0.988), ("mod_sulq", 0.98), ("ppca", 0.988)):
+            for r in range(reps):
+                rows.append({"experiment": "classification", "dataset": "kddcup", "mechanism": mech, "k": 4,
+                             "scale": scale, "accuracy": acc + r / 1000, "svm_loss": "hinge",
+                             "feature_scaling": "standard", "random_entries": "uniform" if mech == "random" else None,
+                             "random_projection": "orthonormal" if mech == "random" else None,
+                             "majority_accuracy": 0.8, "d_classified": 116})
+        for ds in ("census", "insurance"):
+            for r in range(reps):
+                rows.append({"experiment": "classification", "dataset": ds, "mechanism": "pca", "k": 8,
+                             "scale": scale, "accuracy": 0.94 + r / 1000, "majority_accuracy": 0.94,
+                             "svm_loss": "hinge", "feature_scaling": "standard", "d_classified": 512})
+    rows.append({"experiment": "classification", "dataset": "census", "mechanism": "pca", "k": 8,
+                 "scale": "quick", "accuracy": 0.93, "majority_accuracy": 0.93, "svm_loss": "hinge",
+                 "feature_scaling": "standard", "d_classified": 510, "drop_feature_prefixes": ["income="]})
+    # a legacy record (before the protocol fields): read as squared hinge, unscaled, Haar random
+    rows.append({"experiment": "classification", "dataset": "kddcup", "mechanism": "random", "k": 4,
+                 "scale": "paper", "accuracy": 0.95})
+    return pd.DataFrame(rows)
+
+
+def test_legends_follow_the_paper_order(tmp_path, captured):
+    make_figures.utility_vs_n(_utility(["census", "kddcup"]), ["census", "kddcup"], tmp_path, "fig3", "t")
+    for ax in captured[0].axes:
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels == ["Non-private PCA", "PPCA", "Random", "MOD-SULQ"]
+
+
+def test_random_and_mod_sulq_stay_distinguishable(tmp_path, captured):
+    """Identical curves: distinct markers and x positions (offset), so neither hides the other."""
+    df = _utility(["insurance"], mechs=("random", "mod_sulq"))
+    df.loc[df.mechanism == "mod_sulq", "q_F"] = df.loc[df.mechanism == "random", "q_F"].values
+    make_figures.utility_vs_n(df, ["insurance"], tmp_path, "fig4", "t")
+    lines = {c.get_label(): c.lines[0] for c in captured[0].axes[0].containers}
+    r, m = lines["Random"], lines["MOD-SULQ"]
+    assert r.get_marker() != m.get_marker()
+    assert np.all(np.asarray(r.get_xdata(), float) < np.asarray(m.get_xdata(), float))
+    assert np.allclose(np.asarray(r.get_ydata(), float), np.asarray(m.get_ydata(), float))
+
+
+def test_figure4_says_why_localization_is_missing(tmp_path, captured):
+    paths = make_figures.utility_vs_n(_utility(["insurance"]), ["localization", "insurance"], tmp_path, "fig4", "t")
+    assert all(p.stat().st_size > 1000 for p in paths)
+    ax = captured[0].axes[0]
+    text = " ".join(t.get_text() for t in ax.texts)
+    assert "localization" in ax.get_title() and "no data" in text and "ConfLongDemo_JSI.txt" in text
+    assert captured[0].axes[1].get_title().startswith("insurance")
+
+
+def test_figure5_title_gives_delta_samples_and_burn_in(tmp_path, captured):
+    rows = [{"experiment": "utility_vs_epsilon", "mechanism": m, "epsilon_grid": e, "q_F": 0.5,
+             "delta": 0.05 if m == "mod_sulq" else 0.0, "iterations": 1000 if m == "ppca" else None}
+            for m in ("pca", "mod_sulq", "ppca") for e in (0.1, 1.0) for _ in range(1 if m == "pca" else 7)]
+    make_figures.fig5(pd.DataFrame(rows), tmp_path)
+    title = captured[0].axes[0].get_title()
+    assert "δ = 0.05" in title and "7 samples per ε" in title and "burn-in T = 1,000" in title
+    labels = [t.get_text() for t in captured[0].axes[0].get_legend().get_texts()]
+    assert labels == ["Non-private PCA", "PPCA", "MOD-SULQ"]
+
+
+def test_classification_figure_and_tables(tmp_path, captured):
+    df = _classification()
+    paths = make_figures.fig_classification(df, tmp_path)
+    assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.stat().st_size > 1000 for p in paths)
+    titles = [ax.get_title() for ax in captured[0].axes]
+    assert [t.split(" ")[0] for t in titles] == ["kddcup", "census", "insurance"]
+    legend = [t.get_text() for t in captured[0].axes[0].get_legend().get_texts()]
+    assert "paper · hinge/standard" in legend and "quick · hinge/standard" in legend
+    assert "paper · squared_hinge/none" in legend and "paper (Table 2)" in legend   # the legacy record
+    census = [t.get_text() for t in captured[0].axes[1].get_legend().get_texts()]
+    assert "quick · hinge/standard · without income=*" in census and "majority label" in census
+    t2 = pd.read_csv(make_figures.table2(df, tmp_path)[0])
+    assert set(t2.dataset) == {"kddcup"}
+    row = t2[(t2.scale == "paper") & (t2.mechanism == "random") & (t2.svm_loss == "hinge")]
+    assert row.accuracy_pct.item() == pytest.approx(97.1) and row.rounds.item() == 3
+    assert row.random_entries.item() == "uniform" and row.paper_accuracy_pct.item() == 98.23
+    legacy = t2[(t2.svm_loss == "squared_hinge")]
+    assert legacy.random_entries.item() == "gaussian" and legacy.feature_scaling.item() == "none"
+    order = list(t2[(t2.scale == "paper") & (t2.svm_loss == "hinge")].mechanism)
+    assert order == ["pca", "ppca", "mod_sulq", "random"]
+    fn = pd.read_csv(make_figures.footnote1(df, tmp_path)[0])
+    assert set(fn.dataset) == {"census", "insurance"}
+    q = fn[(fn.dataset == "census") & (fn.scale == "quick") & (fn.d_classified == 512)]
+    assert q.accuracy_pct.item() == pytest.approx(94.05) and q.majority_accuracy_pct.item() == 94.0
+    assert q.gain_pct.item() == pytest.approx(0.05)
