@@ -69,13 +69,10 @@ def _resolve_sampler(sampler: str, k: int) -> str:
     return sampler
 
 
-def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rng: np.random.Generator,
-                            sampler: str = "auto", iterations: int = 20000, burn_in: int | None = None,
-                            n_chains: int = 4, start: str = "uniform", progress: bool | None = None,
-                            record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
-                            min_ess: float | None = None, warn: bool = True,
-                            n_clipped: int = 0, sweeps_per_iteration: int | None = None) -> MechanismOutput:
-    """PPCA given A = XᵀX/n and n (no data validation: use :func:`ppca` for raw data)."""
+def _bmf_target(A: np.ndarray, n: int, k: int, epsilon: float, sampler: str, start: str):
+    """Validated inputs of a PPCA release: (ε, d, k, sampler, scale n·ε/2, eigenvalues of B = scale·A,
+    eigenvectors U of A, concentration n·ε/2·λ₁(A) — a diagnostic), shared by the single release and
+    the restarts."""
     eps = check_epsilon(epsilon)
     A = np.asarray(A, dtype=np.float64)
     d = A.shape[0]
@@ -86,8 +83,17 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
                          "information through a non-converged chain")
     scale = n * eps / 2.0
     evals_A, U = np.linalg.eigh((A + A.T) / 2)
-    evals_B = scale * evals_A
-    concentration = float(scale * evals_A[-1])
+    return eps, d, k, sampler, scale, scale * evals_A, U, float(scale * evals_A[-1])
+
+
+def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rng: np.random.Generator,
+                            sampler: str = "auto", iterations: int = 20000, burn_in: int | None = None,
+                            n_chains: int = 4, start: str = "uniform", progress: bool | None = None,
+                            record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
+                            min_ess: float | None = None, warn: bool = True,
+                            n_clipped: int = 0, sweeps_per_iteration: int | None = None) -> MechanismOutput:
+    """PPCA given A = XᵀX/n and n (no data validation: use :func:`ppca` for raw data)."""
+    eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(A, n, k, epsilon, sampler, start)
     release: dict[str, Any] = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
     diagnostics: dict[str, Any] = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
     t0 = time.perf_counter()
@@ -213,21 +219,10 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
 
     The eigendecomposition of A is computed once for the whole group.
     """
-    eps = check_epsilon(epsilon)
     rngs = list(rngs)
     if not rngs:
         raise ValueError("rngs must hold at least one numpy Generator (one per restart)")
-    A = np.asarray(A, dtype=np.float64)
-    d = A.shape[0]
-    k = check_k(k, d)
-    sampler = _resolve_sampler(sampler, k)
-    if start != "uniform":
-        raise ValueError("only start='uniform' is supported: a data-dependent start would leak "
-                         "information through a non-converged chain")
-    scale = n * eps / 2.0
-    evals_A, U = np.linalg.eigh((A + A.T) / 2)
-    evals_B = scale * evals_A
-    concentration = float(scale * evals_A[-1])
+    eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(A, n, k, epsilon, sampler, start)
     m = len(rngs)
     base_release = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
     base_diagnostics = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
