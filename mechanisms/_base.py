@@ -45,6 +45,8 @@ GUARANTEE_STATUSES = {
     "certified by peer, not met": ("the epsilon a third-party library certifies by its own accounting; its "
                                    "sampler is shown to draw another law than its proof assumes "
                                    "(docs/peers.md), so the claim does not hold for its output"),
+    "known false": ("the recorded (epsilon, delta) is a published claim shown false by a counterexample; "
+                    "kept only as a known-broken audit variant"),
     "unknown": "no claim could be recorded (e.g. a peer killed before it stated its accounting)",
 }
 

@@ -344,7 +344,7 @@ def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, e
         eps, dl, NEIGHBOURING, exact=False,
         note="KNOWN NOT DP (issue 10): Singhal-Steinke Algorithm 1 as written (GAP-MAX with NULL over a "
              "data-dependent candidate set); the (eps, delta) recorded is the paper's false claim; "
-             "audit variant only")
+             "audit variant only", status="known false")
     lam, A = truncated_laplace_params(2.0, eps, dl)
     null_score = exact_null_score(ell, eps, dl)
     diagnostics: dict[str, Any] = {

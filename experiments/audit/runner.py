@@ -53,6 +53,19 @@ def _accepted_params(fn: Callable, params: dict) -> dict:
     return {k: v for k, v in params.items() if k in sig.parameters}
 
 
+def _audit_params(fn: Callable, design_name: str, epsilon: float | None, delta: float | None,
+                  mechanism_params: dict) -> dict:
+    """The keyword arguments an audit passes to ``fn``: the design's defaults (AUDIT_PARAMS), the
+    claim's ε/δ when given, then the caller's parameters, filtered to those ``fn`` accepts."""
+    params = dict(AUDIT_PARAMS.get(design_name, {}))
+    if epsilon is not None:
+        params["epsilon"] = float(epsilon)
+    if delta is not None:
+        params["delta"] = float(delta)
+    params.update(mechanism_params)
+    return _accepted_params(fn, params)
+
+
 def _resolve(mechanism: str | Callable) -> tuple[str, Callable]:
     if isinstance(mechanism, str):
         return mechanism, get_mechanism(mechanism)
@@ -78,13 +91,7 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
     """
     name, fn = _resolve(mechanism)
     design_name = design_name or getattr(fn, "audit_design", name)
-    params = dict(AUDIT_PARAMS.get(design_name, {}))
-    if epsilon is not None:
-        params["epsilon"] = float(epsilon)
-    if delta is not None:
-        params["delta"] = float(delta)
-    params.update(mechanism_params)
-    params = _accepted_params(fn, params)
+    params = _audit_params(fn, design_name, epsilon, delta, mechanism_params)
     t0 = time.perf_counter()
     if design is None:
         # the declared relation (it can depend on the parameters, e.g. Analyze Gauss, noisy power)

@@ -25,7 +25,7 @@ from mechanisms._base import PrivacyInputError
 
 from .bounds import choose_event, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, \
     max_certifiable_epsilon
-from .designs import AUDIT_PARAMS, AuditDesign, catalogue, check_neighbours, random_designs
+from .designs import AuditDesign, catalogue, check_neighbours, random_designs
 from .statistics import FeatureSet, design_features
 
 
@@ -57,17 +57,11 @@ def search_audit(mechanism, *, epsilon: float | None = None, delta: float | None
     predicts a longer calibration (e.g. the exact estimator's C(n, k) search on a large k = 2 design).
     Returns the certified bound, the chosen design (with its
     datasets' description), statistic and event, and the calibration leaderboard (top 5)."""
-    from .runner import _accepted_params, _resolve, _verdict
+    from .runner import _audit_params, _resolve, _verdict
 
     name, fn = _resolve(mechanism)
     base_name = getattr(fn, "audit_design", name)
-    params = dict(AUDIT_PARAMS.get(base_name, {}))
-    if epsilon is not None:
-        params["epsilon"] = float(epsilon)
-    if delta is not None:
-        params["delta"] = float(delta)
-    params.update(mechanism_params)
-    params = _accepted_params(fn, params)
+    params = _audit_params(fn, base_name, epsilon, delta, mechanism_params)
     t0 = time.perf_counter()
     probe = np.zeros((100, 3))
     probe[0, 0] = 1.0
