@@ -25,14 +25,16 @@ Three samplers live here.
 
     Everything is done in the eigenbasis of B (one ``eigh``), so a proposal costs O(d).
 
-``reference_gibbs_sweep`` (k ≥ 1, **reference MCMC**)
+``reference_gibbs_sweep`` / ``column_gibbs_sweeps`` (k ≥ 1, **reference MCMC**)
     Hoff (2009)'s column-wise Gibbs sampler: for each column j, the full conditional
-    of v_j given the other columns is the vector Bingham on the unit sphere of the
-    null space N of the other columns with parameter NᵀBN.  We draw it with the
-    exact k = 1 ACG sampler above (Cholesky proposals, ``sample_vector_bingham_cholesky``) (Hoff and CSS 2013 used an inner coordinate-wise Gibbs
-    sweep instead, ``rstiefel_gibbs_sweep``; an exact conditional draw mixes at least as well).  Each sweep
-    costs k × (complete QR + NᵀBN + eigh of a (d−k+1)-square matrix) = O(k d³).
-    This is the baseline: simple and obviously correct.
+    of v_j given the other columns M is the vector Bingham exp(xᵀBx) on the unit sphere
+    of N = span(M)^⊥.  Each column is drawn exactly from it (Hoff and CSS 2013 used an inner
+    coordinate-wise Gibbs sweep instead, ``rstiefel_gibbs_sweep``).  ``sample_bingham_column``
+    does so without a basis of N: the ACG envelope above restricted to N, its Gaussian
+    proposal drawn through a low-rank factor of the conditioned covariance and β certified by
+    an inertia count (derivation in its docstring; O(d k²) per column plus O(d k) per proposal,
+    against O(d³) for the QR + eigendecomposition of N that an explicit basis costs, which is
+    still used for a non-diagonal B).
 
 ``givens_sweeps`` (k ≥ 1, **fast MCMC**, the default for k > 1)
     A Gibbs sampler on the orthogonal group.  The state is a full orthogonal matrix
@@ -655,10 +657,10 @@ def rstiefel_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator)
 
     For each column r, in a random order: N = orthonormal basis of the complement of the other
     columns, M = NᵀBN = E diag(l) Eᵀ, y = Eᵀ Nᵀ v_r, then ONE coordinate-wise Gibbs sweep of the
-    vector Bingham in the eigenbasis of M (``_coordinate_sweep_bingham``), v_r = N E y.  Unlike
-    :func:`reference_gibbs_sweep` the column is not drawn exactly from its conditional, so it
-    mixes at most as well per iteration.  Used to measure the paper's sampler (scripts/bench_sampler.py);
-    Numba's generator is seeded from ``rng`` on each call.
+    vector Bingham in the eigenbasis of M (``_coordinate_sweep_bingham``), v_r = N E y.  The column
+    is not drawn exactly from its conditional; whether that mixes better or worse per iteration than
+    :func:`reference_gibbs_sweep` is measured, not assumed (docs/sampler.md).  Used to measure the
+    paper's sampler (scripts/bench_sampler.py); Numba's generator is seeded from ``rng`` on each call.
     """
     d, k = V.shape
     seed_numba(int(rng.integers(0, 2**31 - 1)))

@@ -10,6 +10,7 @@ chains (reference and fast, 5 x 40,000 iterations) from a short timed run; and t
 extrapolated: groups = n_points x subsets per data set, each group = data + restarts x chain.
 
     python scripts/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR [--iterations 1000]
+    python scripts/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR --per-n --iterations 300   # per n of the grid
 
 Last stdout line: JSON with every measured number and the extrapolated totals (CPU seconds; the wall
 time on 2 idle cores is at least CPU / 2).
@@ -56,13 +57,20 @@ def main(argv=None):
     ap.add_argument("--datasets", nargs="+", default=["census", "insurance", "kddcup"])
     ap.add_argument("--iterations", type=int, default=1000, help="iterations per chain actually run")
     ap.add_argument("--fig2-iterations", type=int, default=40, help="reference iterations actually timed")
+    ap.add_argument("--per-n", action="store_true",
+                    help="instead: CPU ms per iteration of the exact-column (reference) and the 1-sweep Givens chain "
+                         "at every n of the paper's grid (one random subset each, one chain from a uniform start)")
     args = ap.parse_args(argv)
     from experiments.datasets import load_dataset
+    if args.per_n:
+        return per_n(args)
 
     run_bingham_chains(np.linspace(1, 0, 6), 2, rng=np.random.default_rng(0), n_chains=1, iterations=4,
                        progress=False)  # compile outside the timings
+    run_bingham_chains(np.linspace(1, 0, 6), 2, rng=np.random.default_rng(0), n_chains=1, iterations=4,
+                       progress=False, sampler="reference")
     out = {"paper": PAPER, "measured_iterations": args.iterations, "load": os.getloadavg(), "datasets": {}}
-    total = {1: 0.0, 2: 0.0}
+    total = {1: 0.0, 2: 0.0, "reference": 0.0}
     fig2_total = 0.0
     for name in args.datasets:
         with Clock() as t_load:
@@ -72,11 +80,13 @@ def main(argv=None):
             data = PreparedData(X)
         row = {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": K[name], "load_cpu_s": t_load.cpu,
                "group_data_cpu_s": t_data.cpu}
-        for sweeps in (1, 2):
+        for sweeps in (1, 2, "reference"):
             rngs = [np.random.default_rng([0, r]) for r in range(PAPER["restarts"])]
+            sampler = "reference" if sweeps == "reference" else "gibbs"
             with Clock() as t:
-                ppca_restarts(data, K[name], epsilon=0.1, rngs=rngs, sampler="gibbs", iterations=args.iterations,
-                              progress=False, warn=False, sweeps_per_iteration=sweeps)
+                ppca_restarts(data, K[name], epsilon=0.1, rngs=rngs, sampler=sampler, iterations=args.iterations,
+                              progress=False, warn=False,
+                              sweeps_per_iteration=None if sampler == "reference" else sweeps)
             chain_cpu_20k = t.cpu / PAPER["restarts"] * PAPER["iterations"] / args.iterations
             group_cpu = t_data.cpu + PAPER["restarts"] * chain_cpu_20k
             groups = PAPER["n_points"] * PAPER["subsets"]
@@ -102,15 +112,53 @@ def main(argv=None):
         out["datasets"][name] = row
         print(f"{name:9s} n={row['n']:7d} d={row['d']:4d} k={row['k']:2d} | group data {t_data.cpu:6.2f} cpu-s | "
               f"chain/20k it: 1 sweep {row['sweeps1']['chain_cpu_s_per_20k']:7.1f}, 2 sweeps "
-              f"{row['sweeps2']['chain_cpu_s_per_20k']:7.1f} cpu-s | Figs 3-4 PPCA: "
-              f"{row['sweeps1']['dataset_ppca_cpu_s']:8.0f} / {row['sweeps2']['dataset_ppca_cpu_s']:8.0f} cpu-s"
+              f"{row['sweeps2']['chain_cpu_s_per_20k']:7.1f}, exact columns {row['sweepsreference']['chain_cpu_s_per_20k']:7.1f} cpu-s | Figs 3-4 PPCA: "
+              f"{row['sweeps1']['dataset_ppca_cpu_s']:8.0f} / {row['sweeps2']['dataset_ppca_cpu_s']:8.0f} / "
+              f"{row['sweepsreference']['dataset_ppca_cpu_s']:8.0f} cpu-s"
               + (f" | Fig 2 reference {row['fig2']['reference_cpu_s']:7.0f} fast {row['fig2']['fast_cpu_s']:5.0f} cpu-s"
                  if "fig2" in row else ""), flush=True)
     out["ppca_cpu_s"] = {f"sweeps{s}": v for s, v in total.items()}
     out["fig2_cpu_s"] = fig2_total
     out["load_after"] = os.getloadavg()
-    print(f"PPCA Figs 3-4: {total[1]:.0f} cpu-s (1 sweep) / {total[2]:.0f} cpu-s (2 sweeps); Figure 2: "
+    print(f"PPCA Figs 3-4: {total[1]:.0f} cpu-s (1 sweep) / {total[2]:.0f} cpu-s (2 sweeps) / "
+          f"{total['reference']:.0f} cpu-s (exact column Gibbs); Figure 2: "
           f"{fig2_total:.0f} cpu-s; on 2 idle cores at best (x + Figure 2) / 2", flush=True)
+    print(json.dumps(out, default=float))
+
+
+def per_n(args):
+    """Per-iteration CPU cost of both chains over the n grid of Figures 3-4 (the cost of an iteration of the
+    column sampler falls with n: fewer proposals per column at lower concentration)."""
+    from experiments.datasets import load_dataset
+    from experiments.jmlr import n_grid
+
+    run_bingham_chains(np.linspace(1, 0, 6), 2, rng=np.random.default_rng(0), n_chains=1, iterations=4,
+                       progress=False, sampler="reference")
+    run_bingham_chains(np.linspace(1, 0, 6), 2, rng=np.random.default_rng(0), n_chains=1, iterations=4,
+                       progress=False)
+    out = {"iterations": args.iterations, "load": os.getloadavg(), "datasets": {}}
+    for name in args.datasets:
+        X = np.asarray(load_dataset(name, data_dir=args.data_dir).X, dtype=np.float64)
+        rng = np.random.default_rng(0)
+        k = K[name]
+        rows = []
+        for n in n_grid(X.shape[0], 1000, PAPER["n_points"]):
+            idx = rng.choice(X.shape[0], n, replace=False)
+            b = n * 0.1 / 2 * np.linalg.eigvalsh(X[idx].T @ X[idx] / n)[::-1].copy()
+            row = {"n": n, "concentration": float(b[0])}
+            for label, kw in (("exact_columns", {"sampler": "reference"}), ("givens1", {"sweeps_per_iteration": 1})):
+                with Clock() as t:
+                    run_bingham_chains(b, k, rng=rng, n_chains=1, iterations=args.iterations, progress=False, **kw)
+                row[f"{label}_ms_per_it"] = 1e3 * t.cpu / args.iterations
+            rows.append(row)
+            print(f"{name:9s} n={n:7d} n*eps/2*lambda1={b[0]:9.0f} | CPU ms/iteration: exact columns "
+                  f"{row['exact_columns_ms_per_it']:.3f}, Givens 1 sweep {row['givens1_ms_per_it']:.3f}", flush=True)
+        chains = PAPER["subsets"] * PAPER["restarts"] * PAPER["iterations"] / 1e3  # per n: 50 chains x 20k it, in s/ms
+        tot = {lab: sum(r[f"{lab}_ms_per_it"] for r in rows) * chains for lab in ("exact_columns", "givens1")}
+        out["datasets"][name] = {"rows": rows, "figs34_ppca_cpu_s": tot}
+        print(f"{name:9s} Figures 3-4 PPCA (8 n x 5 subsets x 10 chains x 20,000 it): exact columns "
+              f"{tot['exact_columns']:.0f} CPU-s, Givens 1 sweep {tot['givens1']:.0f} CPU-s", flush=True)
+    out["load_after"] = os.getloadavg()
     print(json.dumps(out, default=float))
 
 
