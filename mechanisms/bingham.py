@@ -380,7 +380,7 @@ def _column_envelope(lam, b, rest, M):
 
 
 @njit(cache=True)
-def _column_draw(V, i, b, rest, gen, power_iterations, stats):
+def _column_draw(V, i, b, rest, gen, power_iterations, stats, max_proposals=10_000_000):
     """Exact draw of column i of V (in place) from its full conditional; see :func:`sample_bingham_column`.
     stats[0] += proposals, stats[1] += Sturm bisection steps."""
     d, k = V.shape
@@ -421,9 +421,14 @@ def _column_draw(V, i, b, rest, gen, power_iterations, stats):
     lam_lo = 0.0
     for l in range(d):
         lam_lo += b[l] * x[l] * x[l]
-    ok, beta, D, Q, Cm = _column_envelope(lam_lo, b, rest, M)
+    # The envelope must be valid (β > 2λ_max(B|_N), checked inside) and efficient: a Rayleigh quotient far
+    # below λ_max gives a proxy spectrum whose Kent shift t is huge, hence a valid β ≫ 2λ_max and a
+    # near-uniform proposal (acceptance ~ exp(−λ_max)).  So λ_max ≤ λ_lo + 1/2 is verified by the Sturm
+    # count; if not, λ_max is bracketed to 1/4 by bisection and the upper end used.
+    ok = False
+    if _n_above(lam_lo + 0.5, b, M) == 0:
+        ok, beta, D, Q, Cm = _column_envelope(lam_lo, b, rest, M)
     if not ok:
-        # λ_lo too far below λ_max(B|_N): bisect the Sturm count to within 1/4 (Kent's shift is ≥ 1)
         lam_hi = b.max() * (1.0 + 1e-12) + 1e-12
         steps = 0
         while lam_hi - lam_lo > 0.25 and steps < 200:
@@ -449,7 +454,11 @@ def _column_draw(V, i, b, rest, gen, power_iterations, stats):
     g = np.empty(d)
     sv = np.empty(p)
     half_m = 0.5 * m
+    n_prop = 0
     while True:
+        n_prop += 1
+        if n_prop > max_proposals:
+            raise RuntimeError("column conditional: no acceptance within max_proposals proposals")
         stats[0] += 1
         for l in range(d):
             g[l] = gen.standard_normal()
