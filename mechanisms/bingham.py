@@ -399,13 +399,13 @@ def _column_draw(V, i, b, rest, gen, power_iterations, stats, max_proposals=10_0
     y = np.empty(d)
     coef = np.empty(km1)
     for _ in range(power_iterations):
-        for l in range(d):
-            y[l] = b[l] * x[l]
         for a in range(km1):
-            s = 0.0
-            for l in range(d):
-                s += M[l, a] * y[l]
-            coef[a] = s
+            coef[a] = 0.0
+        for l in range(d):  # coef = Mᵀ(b∘x), row-wise (M is C-ordered)
+            yl = b[l] * x[l]
+            y[l] = yl
+            for a in range(km1):
+                coef[a] += M[l, a] * yl
         nrm = 0.0
         for l in range(d):
             s = y[l]
@@ -483,10 +483,11 @@ def _column_draw(V, i, b, rest, gen, power_iterations, stats, max_proposals=10_0
             break
     # y ∈ N in exact arithmetic; project out rounding, normalise
     for a in range(km1):
-        s = 0.0
-        for l in range(d):
-            s += M[l, a] * y[l]
-        coef[a] = s
+        coef[a] = 0.0
+    for l in range(d):
+        yl = y[l]
+        for a in range(km1):
+            coef[a] += M[l, a] * yl
     nrm = 0.0
     for l in range(d):
         s = y[l]
