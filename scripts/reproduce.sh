@@ -2,14 +2,14 @@
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
 # end to end, then regenerate every figure and table.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (the curated figures come from this)
-#   scripts/reproduce.sh paper     # the paper's settings: about 2 hours on 2 idle cores (docs/paper_scale.md)
+#   scripts/reproduce.sh paper     # the paper's settings: about 3 h on 2 idle cores (docs/paper_scale.md)
 # Re-running resumes: records already in the results store are skipped.
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
 # Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
 #   GIBBS_SAMPLERS (Figure 2 samplers, default gibbs,reference),
 #   EXTRAS (1 = also the beyond-the-paper experiments; default 1 for quick, 0 for paper),
 #   PPCA_SWEEPS (Givens sweeps per iteration of the Figures 3-4 PPCA chains; default: the scale's
-#   ppca_sweeps_per_iteration, null = 2; see docs/sampler.md for the mixing measurements).
+#   ppca_sweeps_per_iteration: 1 at paper scale; see docs/sampler.md for the mixing measurements).
 # The total wall time is printed and written to $RESULTS_DIR/wall_time_<scale>.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
