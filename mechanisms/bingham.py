@@ -335,16 +335,16 @@ def _column_envelope(lam, b, rest, M):
         T = np.ascontiguousarray(M.T) @ DiM
         T = 0.5 * (T + T.T)
         ev = np.linalg.eigvalsh(T)
-        npos_T = 0
+        nneg_T = 0
         amin = np.inf
         amax = 0.0
         for a in range(km1):
             if ev[a] < 0.0:
-                npos_T += 1  # counts negatives
+                nneg_T += 1
             amin = min(amin, abs(ev[a]))
             amax = max(amax, abs(ev[a]))
         # D|_N ≻ 0  ⇔  T has exactly neg(D) negative eigenvalues (and none zero)
-        if npos_T != nneg or amin <= 1e-11 * amax:
+        if nneg_T != nneg or amin <= 1e-11 * amax:
             return False, beta, D, Q, Cm
         Tinv = np.linalg.inv(T)
     F = np.zeros((d, p))
