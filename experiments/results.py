@@ -9,8 +9,9 @@ Atomicity: a record is written to a temporary file in the same directory,
 flushed and fsync'ed, then *hard-linked* to its final name.  ``os.link`` fails
 if the name exists, so two parallel jobs writing the same record cannot
 clobber each other, and a reader never sees a half-written file (an
-interrupted write leaves only a ``.tmp-*.part`` file, which readers ignore and
-:meth:`ResultStore.clean_temporaries` removes).
+interrupted write leaves only a ``.tmp-<host>-<pid>-*.part`` file, which readers ignore and which
+:meth:`ResultStore.clean_stale_temporaries` removes once its writer is dead — the runners call it when
+they start, so a resumed sweep leaves no debris).
 """
 
 from __future__ import annotations
@@ -60,6 +61,27 @@ def record_id(run_key: dict) -> str:
     return hashlib.sha256(to_json(run_key).encode()).hexdigest()[:20]
 
 
+def _host_tag() -> str:
+    """This host's name, reduced to characters safe in a file name."""
+    import socket
+
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:40] or "host"
+
+
+def _temporary_prefix() -> str:
+    return f".tmp-{_host_tag()}-{os.getpid()}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
 class ResultStore:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -86,7 +108,7 @@ class ResultStore:
         final = self.path(rid)
         if final.exists():
             return rid, False
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=self.records_dir)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(), suffix=".part", dir=self.records_dir)
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(text)
@@ -132,6 +154,27 @@ class ResultStore:
                 return df.iloc[0:0]
             df = df[df[col] == val]
         return df.reset_index(drop=True)
+
+    def clean_stale_temporaries(self) -> int:
+        """Remove the temporaries left by writers that died on this host (a worker killed mid-write).
+
+        A temporary is named ``.tmp-<host>-<pid>-*.part``; it is stale when its host is this one and no
+        process ``pid`` exists.  Temporaries of live processes and of other hosts (a shared file system)
+        are left alone, so this is safe while other jobs write to the same store.
+        """
+        n = 0
+        if not self.records_dir.exists():
+            return 0
+        host = _host_tag()
+        for p in self.records_dir.glob(f".tmp-{host}-*.part"):
+            try:
+                pid = int(p.name[len(f".tmp-{host}-"):].split("-", 1)[0])
+            except ValueError:
+                continue
+            if not _pid_alive(pid):
+                p.unlink(missing_ok=True)
+                n += 1
+        return n
 
     def clean_temporaries(self) -> int:
         n = 0

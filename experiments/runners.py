@@ -270,5 +270,7 @@ def rerun(cfg: DictConfig) -> dict:
 def run_experiment(cfg: DictConfig):
     if "rerun" in cfg:
         return rerun(cfg)
+    # a worker killed mid-write (an earlier crashed sweep) leaves a temporary: remove it if its writer is dead
+    ResultStore(results_root(cfg)).clean_stale_temporaries()
     fn = instantiate(cfg.experiment.run)
     return fn(cfg)

@@ -12,7 +12,7 @@ import pytest
 
 from experiments import results as results_module
 from experiments.jmlr import run_utility_vs_n
-from experiments.results import ResultStore
+from experiments.results import ResultStore, _host_tag
 from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,6 +50,10 @@ def test_worker_crash_under_joblib_launcher_then_resume(tmp_path):
     assert len(crash_file.read_text()) >= 11                # ... because the 11th call killed its worker
     before = _snapshot(tmp_path / "records")
     assert 0 < len(before) < 32
+    # what a worker killed mid-write leaves (here deterministically): the resumed sweep removes it
+    dead_pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                                  capture_output=True, text=True, check=True).stdout)
+    (tmp_path / "records" / f".tmp-{_host_tag()}-{dead_pid}-planted.part").write_text('{"half":')
     resumed = subprocess.run(base, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     _check_complete(tmp_path, 2 * 2 * 8, before)            # 2 seeds x 2 sizes x 8 restarts

@@ -53,6 +53,33 @@ def test_readers_ignore_temporaries(tmp_path):
     assert store.clean_temporaries() == 1
 
 
+def test_stale_temporaries_of_dead_writers_are_removed_and_live_ones_kept(tmp_path):
+    """A writer killed mid-write leaves .tmp-<host>-<pid>-*.part: removed once that pid is dead; the
+    temporaries of a live process (this one) and of another host are kept (parallel jobs, shared disks)."""
+    import subprocess
+    import sys
+
+    from experiments.results import _host_tag
+
+    store = ResultStore(tmp_path)
+    store.write(_rec(1))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    dead_pid = int(dead.stdout)  # that process has exited
+    host = _host_tag()
+    stale = store.records_dir / f".tmp-{host}-{dead_pid}-x1.part"
+    live = store.records_dir / f".tmp-{host}-{os.getpid()}-x2.part"
+    other_host = store.records_dir / f".tmp-otherhost-{dead_pid}-x3.part"
+    for p in (stale, live, other_host):
+        p.write_text('{"half":')
+    assert store.clean_stale_temporaries() == 1
+    assert not stale.exists() and live.exists() and other_host.exists()
+    assert len(store.load()) == 1
+    # the store's own temporaries carry this host and pid
+    name = store.records_dir.glob(".tmp-*")
+    assert all(p.name.startswith((f".tmp-{host}-", ".tmp-otherhost-")) for p in name)
+
+
 def _writer(args):
     root, i = args
     return ResultStore(root).write({"run_key": {"i": i % 10}, "writer": i})[1]
