@@ -16,6 +16,7 @@ they start, so a resumed sweep leaves no debris).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -61,8 +62,9 @@ def record_id(run_key: dict) -> str:
     return hashlib.sha256(to_json(run_key).encode()).hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=1)
 def _host_tag() -> str:
-    """This host's name, reduced to characters safe in a file name."""
+    """This host's name, reduced to characters safe in a file name (looked up once per process)."""
     import socket
 
     return "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:40] or "host"

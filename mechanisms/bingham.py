@@ -280,6 +280,38 @@ def _acg_shift(lam, rest):
 
 
 @njit(cache=True)
+def _divide_rows(M, D):
+    """D⁻¹M for a diagonal D given as the vector D."""
+    d, km1 = M.shape
+    out = np.empty((d, km1))
+    for l in range(d):
+        for a in range(km1):
+            out[l, a] = M[l, a] / D[l]
+    return out
+
+
+@njit(cache=True)
+def _remove_span(M, y, coef):
+    """y ← y − M(Mᵀy) in place (M orthonormal, C-ordered; ``coef`` is scratch of length k − 1);
+    returns ‖y‖² after the projection."""
+    d, km1 = M.shape
+    for a in range(km1):
+        coef[a] = 0.0
+    for l in range(d):  # Mᵀy, row-wise
+        yl = y[l]
+        for a in range(km1):
+            coef[a] += M[l, a] * yl
+    nrm2 = 0.0
+    for l in range(d):
+        t = y[l]
+        for a in range(km1):
+            t -= M[l, a] * coef[a]
+        y[l] = t
+        nrm2 += t * t
+    return nrm2
+
+
+@njit(cache=True)
 def _n_above(lam, b, M):
     """#eigenvalues of B|_N above lam, N = span(M)^⊥ (Sturm count via Haynsworth inertia):
     neg(D|_N) = neg(D) + pos(MᵀD⁻¹M) − (k − 1) with D = 2(lam I − B)."""
@@ -293,11 +325,7 @@ def _n_above(lam, b, M):
             nneg += 1
     if km1 == 0:
         return nneg
-    DiM = np.empty((d, km1))
-    for l in range(d):
-        for a in range(km1):
-            DiM[l, a] = M[l, a] / D[l]
-    T = np.ascontiguousarray(M.T) @ DiM
+    T = np.ascontiguousarray(M.T) @ _divide_rows(M, D)
     ev = np.linalg.eigvalsh(0.5 * (T + T.T))
     npos = 0
     for a in range(km1):
@@ -326,10 +354,7 @@ def _column_envelope(lam, b, rest, M):
         return False, beta, D, Q, Cm
     if p == 0:
         return True, beta, D, Q, Cm
-    DiM = np.empty((d, km1))
-    for l in range(d):
-        for a in range(km1):
-            DiM[l, a] = M[l, a] / D[l]
+    DiM = _divide_rows(M, D)
     Tinv = np.zeros((km1, km1))
     if km1 > 0:
         T = np.ascontiguousarray(M.T) @ DiM
@@ -399,20 +424,9 @@ def _column_draw(V, i, b, rest, gen, power_iterations, stats, max_proposals=10_0
     y = np.empty(d)
     coef = np.empty(km1)
     for _ in range(power_iterations):
-        for a in range(km1):
-            coef[a] = 0.0
-        for l in range(d):  # coef = Mᵀ(b∘x), row-wise (M is C-ordered)
-            yl = b[l] * x[l]
-            y[l] = yl
-            for a in range(km1):
-                coef[a] += M[l, a] * yl
-        nrm = 0.0
         for l in range(d):
-            s = y[l]
-            for a in range(km1):
-                s -= M[l, a] * coef[a]
-            y[l] = s
-            nrm += s * s
+            y[l] = b[l] * x[l]
+        nrm = _remove_span(M, y, coef)
         if nrm == 0.0:
             break
         nrm = math.sqrt(nrm)
@@ -482,20 +496,7 @@ def _column_draw(V, i, b, rest, gen, power_iterations, stats, max_proposals=10_0
         if math.log(gen.random()) < half_m * (1.0 + math.log(u) - u):
             break
     # y ∈ N in exact arithmetic; project out rounding, normalise
-    for a in range(km1):
-        coef[a] = 0.0
-    for l in range(d):
-        yl = y[l]
-        for a in range(km1):
-            coef[a] += M[l, a] * yl
-    nrm = 0.0
-    for l in range(d):
-        s = y[l]
-        for a in range(km1):
-            s -= M[l, a] * coef[a]
-        y[l] = s
-        nrm += s * s
-    nrm = math.sqrt(nrm)
+    nrm = math.sqrt(_remove_span(M, y, coef))
     for l in range(d):
         V[l, i] = y[l] / nrm
 
@@ -943,7 +944,8 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                         F[c, next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
                         next_rec += 1
                     bar.update(step)
-                Vout[c] = np.linalg.qr(V)[0] * np.sign(np.diag(np.linalg.qr(V)[1]))
+                Qv, Rv = np.linalg.qr(V)
+                Vout[c] = Qv * np.sign(np.diag(Rv))
             else:
                 V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
                 sum_V = np.zeros((d, k))
@@ -957,7 +959,8 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                         F[c, next_rec] = np.linalg.norm(sum_V / (t + 1)) / np.sqrt(k)
                         next_rec += 1
                     bar.update(1)
-                Vout[c] = np.linalg.qr(V)[0] * np.sign(np.diag(np.linalg.qr(V)[1]))
+                Qv, Rv = np.linalg.qr(V)
+                Vout[c] = Qv * np.sign(np.diag(Rv))
     finally:
         bar.close()
     return {"V": Vout, "energy": energy, "F": F, "record_iterations": rec_T,
