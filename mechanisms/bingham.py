@@ -59,13 +59,15 @@ Three samplers live here.
     so 2θ (mod 2π) is von Mises with κ = ‖(a, c_ij)‖, μ = atan2(c_ij, a),
     a = (c_ii − c_jj)/2, and θ = φ/2 or φ/2 + π with probability ½ each (the law of θ
     has period π).  The von Mises draw is the exact Best–Fisher (1979) rejection
-    sampler (no wrapped-normal shortcut at large κ).  A rotation between two columns
+    sampler (no wrapped-normal shortcut at large κ); ``givens_angle`` turns it into (cos θ, sin θ)
+    by the angle-sum and half-angle formulas, without atan2/asin/cos/sin.  A rotation between two columns
     of V leaves tr(VᵀBV) unchanged, so its θ is uniform on [0, 2π): these moves only
     spin the frame (they help the F_k statistic, not q_F).
 
     One *iteration* (sweep) = every pair (i, j) with i < k ≤ j once, then every
     pair i < j < k once.  In the eigenbasis of B (B = diag(b)) each move costs O(d):
-    c_ij = Σ_l b_l Q_li Q_lj plus the update of two columns; c_ii is cached.
+    c_ij = Σ_l b_l Q_li Q_lj plus the update of two columns (fused in one pass: the rotation of
+    move (i, j) computes c_i,j+1 of the next move); c_ii is cached.
     A sweep is O(k (d − k) d) instead of O(k d³) for the reference sweep.
 
     The chain's released V is its last state; the completion W is a nuisance
@@ -102,6 +104,7 @@ __all__ = [
     "rstiefel_gibbs_sweep",
     "seed_numba",
     "vonmises_numba",
+    "givens_angle",
     "run_bingham_chains",
     "progress_enabled",
 ]
@@ -704,41 +707,80 @@ def seed_numba(seed):
 
 
 @njit(cache=True)
-def vonmises_numba(mu, kappa):
-    """Exact von Mises(μ, κ) draw on (−π, π] (Best & Fisher 1979), stable for large κ."""
-    if kappa < 1e-8:
-        return math.pi * (2.0 * np.random.random() - 1.0)
+def _vonmises_one_minus_cos(kappa):
+    """1 − cos X for X ~ von Mises(0, κ), κ ≥ 1e-8 (Best & Fisher 1979; the sign of X is left to the
+    caller, whose law is symmetric).  Written in s − 1 and 1 − W so that nothing cancels at large κ."""
     if kappa < 1e-5:
-        s = 1.0 / kappa + kappa
-        sm1 = s - 1.0
+        sm1 = 1.0 / kappa + kappa - 1.0
     else:
         r = 1.0 + math.sqrt(1.0 + 4.0 * kappa * kappa)
         rho = (r - math.sqrt(2.0 * r)) / (2.0 * kappa)
         one_m_rho = 1.0 - rho
         sm1 = one_m_rho * one_m_rho / (2.0 * rho)  # s - 1, no cancellation
-        s = 1.0 + sm1
     while True:
         U = np.random.random()
         onepz = 2.0 * math.cos(0.5 * math.pi * U) ** 2  # 1 + Z
         onemz = 2.0 - onepz  # 1 - Z
-        denom = sm1 + onepz  # s + Z
-        one_m_w = sm1 * onemz / denom  # 1 - W, exact algebra
+        one_m_w = sm1 * onemz / (sm1 + onepz)  # 1 - W, exact algebra
         Y = kappa * (sm1 + one_m_w)  # kappa (s - W)
         V = np.random.random()
         if Y * (2.0 - Y) - V >= 0.0:
             break
         if V > 0.0 and Y > 0.0 and math.log(Y / V) + 1.0 - Y >= 0.0:
             break
+    return min(max(one_m_w, 0.0), 2.0)
+
+
+@njit(cache=True)
+def vonmises_numba(mu, kappa):
+    """Exact von Mises(μ, κ) draw on (−π, π] (Best & Fisher 1979), stable for large κ."""
+    if kappa < 1e-8:
+        return math.pi * (2.0 * np.random.random() - 1.0)
     # acos(W) = 2 asin(sqrt((1 - W)/2)), accurate for W close to 1
-    h = 0.5 * one_m_w
-    if h > 1.0:
-        h = 1.0
-    if h < 0.0:
-        h = 0.0
-    ang = 2.0 * math.asin(math.sqrt(h))
+    ang = 2.0 * math.asin(math.sqrt(0.5 * _vonmises_one_minus_cos(kappa)))
     if np.random.random() < 0.5:
         ang = -ang
     return mu + ang
+
+
+@njit(cache=True)
+def givens_angle(a, cij):
+    """(cos θ, sin θ) for the Givens move's angle: 2θ ~ von Mises(atan2(c_ij, a), κ = ‖(a, c_ij)‖) and
+    θ ∈ {φ/2, φ/2 + π} with probability ½ each (the law of θ has period π), without trigonometry.
+
+    With φ = μ + X, X ~ vM(0, κ): cos X = 1 − (1 − W) and |sin X| = √((1 − W)(1 + W)) from the
+    Best–Fisher draw, one fair coin for the sign of X, cos μ = a/κ, sin μ = c_ij/κ, then the angle-sum
+    formulas give (cos φ, sin φ) and the half-angle formulas (cos φ/2, sin φ/2) for φ taken in
+    (−π, π] (cos φ/2 ≥ 0); a second fair coin adds π (negates both).  The two coins come from one
+    uniform: u < ½ and (u mod ½) < ¼ are independent fair coins.  Same law as drawing φ with
+    ``vonmises_numba`` and taking cos/sin of θ (tested), at about half the cost.
+    """
+    kappa = math.sqrt(a * a + cij * cij)
+    u = np.random.random()
+    if kappa < 1e-8:  # uniform φ (no preferred direction)
+        phi = math.pi * (2.0 * np.random.random() - 1.0)
+        cphi = math.cos(phi)
+        sphi = math.sin(phi)
+    else:
+        one_m_w = _vonmises_one_minus_cos(kappa)
+        cx = 1.0 - one_m_w
+        sx = math.sqrt(one_m_w * (2.0 - one_m_w))
+        if u < 0.5:
+            sx = -sx
+        cmu = a / kappa
+        smu = cij / kappa
+        cphi = cmu * cx - smu * sx
+        sphi = smu * cx + cmu * sx
+    if cphi >= 0.0:  # half angle, the branch without cancellation
+        c = math.sqrt(0.5 * (1.0 + cphi))
+        s = 0.5 * sphi / c
+    else:
+        s = math.copysign(math.sqrt(0.5 * (1.0 - cphi)), sphi)
+        c = 0.5 * sphi / s
+    nrm = 1.0 / math.sqrt(c * c + s * s)  # c² + s² = 1 up to rounding; keep the rotation orthogonal
+    if (u % 0.5) < 0.25:
+        nrm = -nrm
+    return c * nrm, s * nrm
 
 
 @njit(cache=True, fastmath=True)
@@ -769,6 +811,21 @@ def _rotate_rows(Qt, i, j, c, s):
         Qt[j, l] = c * qj - s * qi
 
 
+@njit(cache=True, fastmath=True)
+def _rotate_rows_then_dot(Qt, b, i, j, j_next, c, s):
+    """``_rotate_rows(Qt, i, j, c, s)`` and, in the same pass, return Σ_l b_l Qt[i, l] Qt[j_next, l] with
+    the rotated row i: the next move's c_ij (one pass over row i instead of two)."""
+    acc = 0.0
+    for l in range(Qt.shape[1]):
+        qi = Qt[i, l]
+        qj = Qt[j, l]
+        new_i = c * qi + s * qj
+        Qt[i, l] = new_i
+        Qt[j, l] = c * qj - s * qi
+        acc += b[l] * new_i * Qt[j_next, l]
+    return acc
+
+
 #: Givens sweeps in one iteration of the fast chain (measured: about the mixing of one reference iteration)
 GIBBS_SWEEPS_PER_ITERATION = 2
 
@@ -793,23 +850,17 @@ def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps=1):
         cdiag[j] = _column_energy(Qt, b, j)
     for it in range(n_iter):
         for _sweep in range(sweeps):
-            for i in range(k):
+            for i in range(k if k < d else 0):
+                cij = _weighted_dot(Qt, b, i, k)
                 for j in range(k, d):
-                    cij = _weighted_dot(Qt, b, i, j)
                     cii = cdiag[i]
                     cjj = cdiag[j]
-                    a = 0.5 * (cii - cjj)
-                    kappa = math.sqrt(a * a + cij * cij)
-                    mu = math.atan2(cij, a)
-                    phi = vonmises_numba(mu, kappa)
-                    theta = 0.5 * phi
-                    if np.random.random() < 0.5:
-                        theta += math.pi
-                    c = math.cos(theta)
-                    s = math.sin(theta)
-                    _rotate_rows(Qt, i, j, c, s)
+                    c, s = givens_angle(0.5 * (cii - cjj), cij)
+                    # rotate, and compute the next pair's c_ij in the same pass (the last pass's is unused)
+                    cij_next = _rotate_rows_then_dot(Qt, b, i, j, min(j + 1, d - 1), c, s)
                     cdiag[i] = c * c * cii + 2.0 * c * s * cij + s * s * cjj
                     cdiag[j] = s * s * cii - 2.0 * c * s * cij + c * c * cjj
+                    cij = cij_next
         # frame spins inside V: conditional of θ is uniform (tr(VᵀBV) unchanged)
         for i in range(k):
             for j in range(i + 1, k):

@@ -13,7 +13,8 @@ import pytest
 from scipy import integrate, special, stats
 
 from mechanisms.bingham import (acg_beta, acg_log_accept, givens_sweeps, reference_gibbs_sweep,
-                                run_bingham_chains, sample_vector_bingham, seed_numba, vonmises_numba)
+                                givens_angle, run_bingham_chains, sample_vector_bingham, seed_numba,
+                                vonmises_numba)
 
 ALPHA = 1e-3
 
@@ -295,3 +296,23 @@ def test_chains_can_start_from_given_frames(sampler):
     again = run_bingham_chains(b, k, rng=np.random.default_rng(3), sampler=sampler, n_chains=2,
                                iterations=5, record_every=5, progress=False, init=top)
     assert np.array_equal(res["V"], again["V"])
+
+
+@pytest.mark.parametrize("kappa", [0.0, 1e-6, 0.7, 40.0, 3e4])
+def test_givens_angle_law(kappa):
+    """``givens_angle``'s trig-free (cos θ, sin θ): 2θ ~ von Mises(μ, κ) and θ + π as likely as θ.
+
+    KS on the wrapped 2θ − μ (4,000 draws, the suite's ALPHA) and a binomial check of the branch
+    (cos θ > 0 has probability ½: |fraction − ½| < 4 SE = 4·√(1/4/4000) ≈ 0.032)."""
+    seed_numba(11)
+    mu = 2.5
+    a, cij = kappa * np.cos(mu), kappa * np.sin(mu)
+    cs = np.array([givens_angle(a, cij) for _ in range(4000)])
+    np.testing.assert_allclose(np.hypot(cs[:, 0], cs[:, 1]), 1.0, atol=1e-14)
+    theta = np.arctan2(cs[:, 1], cs[:, 0])
+    wrapped = np.mod(2 * theta - mu + np.pi, 2 * np.pi) - np.pi
+    if kappa == 0.0:
+        assert ks_p(wrapped, stats.uniform(-np.pi, 2 * np.pi).cdf) > ALPHA
+    else:
+        assert ks_p(wrapped, stats.vonmises(kappa).cdf) > ALPHA
+    assert abs(np.mean(cs[:, 0] > 0) - 0.5) < 4 * np.sqrt(0.25 / 4000)

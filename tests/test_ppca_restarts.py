@@ -5,10 +5,10 @@ import warnings
 import numpy as np
 import pytest
 
-from mechanisms._base import PreparedData
+from mechanisms._base import PreparedData, check_data, second_moment
 from mechanisms.bingham import run_bingham_chains, sample_vector_bingham
 from mechanisms.diagnostics import summarize_chains
-from mechanisms.ppca import ppca, ppca_restarts
+from mechanisms.ppca import _bmf_target, ppca, ppca_restarts
 
 
 def _data(n=400, d=6, seed=0):
@@ -55,10 +55,9 @@ def test_restarts_are_distinct_and_diagnosed_across_their_chains():
         for j in range(i):
             assert not np.allclose(V[i], V[j])
     # the recorded diagnostics are those of the 4 restart chains' q_F traces (recomputed here)
-    A = X.A
-    evals = np.linalg.eigvalsh(A)
-    scale = X.shape[0] * 1.0 / 2
-    traces = [run_bingham_chains(scale * evals, 2, rng=np.random.default_rng([3, r]), n_chains=1,
+    # B's eigenvalues exactly as the mechanism computes them (the chains amplify a 1e-17 difference)
+    _, _, _, _, scale, evals_B, _, _ = _bmf_target(second_moment(check_data(X)[0]), X.shape[0], 2, 1.0, "gibbs", "uniform")
+    traces = [run_bingham_chains(evals_B, 2, rng=np.random.default_rng([3, r]), n_chains=1,
                                  iterations=400, progress=False)["energy"][0, 200:] / scale for r in range(4)]
     diag = summarize_chains(np.stack(traces))
     assert outs[0].diagnostics["rhat"] == pytest.approx(diag["rhat"], rel=1e-9)
