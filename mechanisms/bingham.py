@@ -105,6 +105,7 @@ __all__ = [
     "seed_numba",
     "vonmises_numba",
     "givens_angle",
+    "null_space_split",
     "run_bingham_chains",
     "progress_enabled",
 ]
@@ -839,12 +840,13 @@ def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps=1):
     (which leaves tr(VᵀBV) unchanged). Every move is an exact conditional draw, so any such
     sequence leaves the target invariant.
 
-    Qt : (d, d) array, row j = column j of Q (in the eigenbasis of B).
-    b : (d,) eigenvalues of B.
+    Qt : (d, m) array, row j = column j of Q (in the eigenbasis of B) restricted to the m coordinates
+        that B acts on (m = d, or the m = r rows of Q outside B's null space: see ``null_space_split``).
+    b : (m,) eigenvalues of B on those coordinates.
     energy_out : (n_iter,) receives tr(VᵀBV) after each iteration.
-    sum_V : (k, d) running sum of Vᵀ (for the F_k statistic), updated in place.
+    sum_V : (k, m) running sum of Vᵀ (for the F_k statistic), updated in place.
     """
-    d = b.shape[0]
+    d = Qt.shape[0]
     cdiag = np.empty(d)
     for j in range(d):
         cdiag[j] = _column_energy(Qt, b, j)
@@ -870,7 +872,7 @@ def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps=1):
         for i in range(k):
             cdiag[i] = _column_energy(Qt, b, i)
             e += cdiag[i]
-            for l in range(d):
+            for l in range(Qt.shape[1]):
                 sum_V[i, l] += Qt[i, l]
         energy_out[it] = e
 
@@ -878,6 +880,52 @@ def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps=1):
 # ---------------------------------------------------------------------------
 # Multi-chain driver (shared by ppca and the Figure-2 experiment)
 # ---------------------------------------------------------------------------
+
+#: eigenvalues within this many units of rounding (× d × max|b|) of the smallest are B's null space
+NULL_SPACE_TOLERANCE_ULPS = 16.0
+
+
+def null_space_split(evals: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(active, null, b0): the coordinates (eigen-coordinates of B) outside and inside B's bottom
+    eigenspace, and its eigenvalue b0; ``null`` is empty when there is nothing to gain.
+
+    BMF(B) = BMF(B − b0 I) (tr VᵀV = k), so after the shift B acts only on the r = |active|
+    coordinates.  The Givens chain then needs only the r × d block Q_P of its state Q (its moves, and
+    every conditional they draw from, depend on Q through Q_PᵀB_P Q_P), and the null block Q_Z is
+    drawn at the end (``_complete_null_rows``).  The bottom eigenspace is found with a tolerance,
+    ``NULL_SPACE_TOLERANCE_ULPS`` × d × u × max|b| (u = 2⁻⁵³): an eigensolver returns the exact zero
+    eigenvalues of a rank-deficient A = XᵀX/n (e.g. census, rank 304–414 of 512) only up to
+    rounding of that order, so setting them equal changes log-density ratios by at most 2k times the
+    tolerance (≤ 1e-8 at census full n), below the eigensolver's own error in B.
+    """
+    b = np.asarray(evals, dtype=np.float64)
+    d = b.size
+    b0 = float(b.min())
+    tol = NULL_SPACE_TOLERANCE_ULPS * d * np.finfo(np.float64).eps * float(np.abs(b).max())
+    null = np.flatnonzero(b - b0 <= tol)
+    active = np.flatnonzero(b - b0 > tol)
+    if null.size < 2 or active.size == 0:  # no null space to drop (one coordinate: no gain), or B ∝ I
+        return np.arange(d), np.empty(0, dtype=np.int64), 0.0
+    return active, null, float(b[null].mean())
+
+
+def _complete_null_rows(QPt: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The first k columns of Q_Z: a Haar-random orthonormal basis (rows) of the complement of Q_P's
+    rows, given Qᵀ_P as the d × r matrix ``QPt`` with orthonormal columns.
+
+    Exact: a Haar start makes Q_Z given Q_P uniform on the completions of Q_P (Q_Z = H N, N any
+    basis of the complement, H Haar on O(z) and independent of Q_P), and every move multiplies Q
+    on the right by a rotation chosen from Q_P alone, so Q_Z(t) = H N(t) stays uniform on the
+    completions of Q_P(t) at every t; the chain never looks at H, which is drawn here, once.
+    """
+    d, r = QPt.shape
+    G = rng.standard_normal((d, d - r))
+    for _ in range(2):  # project onto the complement (twice: orthogonal to rounding)
+        G -= QPt @ (QPt.T @ G)
+    Qz, R = np.linalg.qr(G)
+    Qz = Qz * np.sign(np.diag(R))  # Haar on the complement (QR of a Gaussian with positive diag R)
+    return Qz[:k].T.copy()  # (z, k): rows of Q_Z, first k columns of Q
+
 
 def progress_enabled(progress: bool | None) -> bool:
     """``progress=None`` (auto): show a bar only on a TTY and when ``CI`` is unset."""
@@ -894,11 +942,22 @@ def progress_enabled(progress: bool | None) -> bool:
         return False
 
 
+def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
+    """Re-orthonormalise the Givens state Qt = Q_Pᵀ (d × r, orthonormal columns: Q_P has orthonormal
+    rows; r = d for the full Q) by QR with a positive diagonal (a change of order rounding)."""
+    if Qt.shape[0] == Qt.shape[1]:
+        Qn, R = np.linalg.qr(Qt.T)  # the full Q: its columns (Qt's rows) orthonormal, as always done
+        return np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
+    Qn, R = np.linalg.qr(Qt)
+    return np.ascontiguousarray(Qn * np.sign(np.diag(R)))
+
+
 def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, sampler: str = "gibbs",
                        n_chains: int = 4, iterations: int = 20000, record_every: int = 100,
                        progress: bool | None = None, chunk: int | None = None,
                        reorth_every: int = 1000, desc: str = "BMF sampler",
-                       sweeps_per_iteration: int | None = None, init: np.ndarray | None = None) -> dict:
+                       sweeps_per_iteration: int | None = None, init: np.ndarray | None = None,
+                       track_F: bool = True) -> dict:
     """Run ``n_chains`` MCMC chains for BMF(diag(evals)) from uniform (Haar) starts.
 
     Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
@@ -908,6 +967,9 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
     ``"reference"`` iteration is one pass of exact column updates.
     ``init`` (n_chains, d, k) optional starting frames (eigen-coordinates), e.g. final states of an
     earlier run, to measure mixing at stationarity; default: independent Haar-uniform starts.
+    ``track_F=False`` (PPCA releases, which diagnose the q_F trace only) returns no F statistic and
+    lets the ``"gibbs"`` chain run on the r rows of its state outside B's null space
+    (``null_space_split``; same law, cost ∝ r instead of d per move); ``F`` is then (n_chains, 0).
 
     Returns a dict with
       ``V``: (n_chains, d, k) final states (eigen-coordinates),
@@ -937,7 +999,10 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
         while sampler == "gibbs" and chunk * sweeps * k * d * d < 2e7 and chunk < 5000:
             chunk *= 2
     energy = np.empty((n_chains, iterations))
-    rec_T = np.arange(record_every, iterations + 1, record_every)
+    rec_T = np.arange(record_every, iterations + 1, record_every) if track_F else np.empty(0, dtype=np.int64)
+    active, null, b0 = (null_space_split(evals, k) if sampler == "gibbs" and not track_F
+                        else (np.arange(d), np.empty(0, dtype=np.int64), 0.0))
+    b_active = np.ascontiguousarray(evals[active] - b0)
     F = np.empty((n_chains, rec_T.size))
     Vout = np.empty((n_chains, d, k))
     t0 = time.perf_counter()
@@ -952,8 +1017,8 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                 if init is not None:  # complete the given frame to a full orthogonal matrix
                     Q = np.linalg.qr(np.hstack([init[c], Q[:, : d - k]]))[0]
                     Q[:, :k] = init[c]
-                Qt = np.ascontiguousarray(Q.T)
-                sum_V = np.zeros((k, d))
+                Qt = np.ascontiguousarray(Q[active].T)  # (d, r): Q_Pᵀ (r = d without a null space)
+                sum_V = np.zeros((k, active.size))
                 done = 0
                 next_rec = 0
                 since_reorth = 0
@@ -962,7 +1027,7 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                     step = min(chunk, iterations - done)
                     if next_rec < rec_T.size:
                         step = min(step, int(rec_T[next_rec]) - done)
-                    givens_sweeps(Qt, evals, k, step, energy[c, done:done + step], sum_V, sweeps)
+                    givens_sweeps(Qt, b_active, k, step, energy[c, done:done + step], sum_V, sweeps)
                     done += step
                     since_reorth += step
                     if next_rec < rec_T.size and done == rec_T[next_rec]:
@@ -970,13 +1035,16 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                         next_rec += 1
                     if since_reorth >= reorth_every:
                         # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
-                        Qn, R = np.linalg.qr(Qt.T)
-                        Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
+                        Qt = _orthonormal_state(Qt)
                         since_reorth = 0
                     bar.update(step)
-                Qn, R = np.linalg.qr(Qt.T)
-                Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
-                Vout[c] = Qt[:k].T
+                Qt = _orthonormal_state(Qt)
+                if null.size:
+                    energy[c] += k * b0  # tr(VᵀBV) = tr(Vᵀ(B − b0 I)V) + k b0
+                    Vout[c][active] = Qt[:k].T
+                    Vout[c][null] = _complete_null_rows(Qt, k, rng)
+                else:
+                    Vout[c] = Qt[:k].T
             elif sampler == "reference":  # Hoff's column Gibbs, exact conditionals (Numba kernel)
                 V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
                 V = np.ascontiguousarray(V)

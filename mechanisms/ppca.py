@@ -28,7 +28,7 @@ Release vs diagnostics (``MechanismOutput``):
                configuration only.
   diagnostics  (not private) ``concentration`` n·ε/2·λ₁(A), ``n``, ``n_clipped``; exact sampler:
                ``acceptance_rate``, ``proposals`` (depend on A); MCMC: ``converged``, ``rhat``,
-               ``ess``, ``rhat_threshold``, ``min_ess``, ``q_F_trace_mean``, ``F_k_final``;
+               ``ess``, ``rhat_threshold``, ``min_ess``, ``q_F_trace_mean``;
                ``seconds``.
 """
 
@@ -118,7 +118,7 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
         raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
     res = run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=n_chains, iterations=iterations,
                              record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}",
-                             sweeps_per_iteration=sweeps_per_iteration)
+                             sweeps_per_iteration=sweeps_per_iteration, track_F=False)
     trace = res["energy"][:, burn_in:] / scale  # q_F(V(t)) = tr(VᵀAV)
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
@@ -134,7 +134,6 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     diagnostics.update(converged=bool(diag["converged"]), rhat=float(diag["rhat"]), ess=float(diag["ess"]),
                        rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
                        q_F_trace_mean=float(trace.mean()),
-                       F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
                        seconds=time.perf_counter() - t0)
     if not diag["converged"] and warn:
         # a warning for the data curator running the sampler (who holds the data anyway); the
@@ -253,7 +252,7 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
         runs.append(run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=1, iterations=iterations,
                                        record_every=record_every, progress=progress,
                                        desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}",
-                                       sweeps_per_iteration=sweeps_per_iteration))
+                                       sweeps_per_iteration=sweeps_per_iteration, track_F=False))
     trace = np.concatenate([res["energy"] for res in runs], axis=0)[:, burn_in:] / scale
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
@@ -277,8 +276,7 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
         diagnostics = dict(base_diagnostics, diagnosed_chains=m, converged=converged, rhat=float(diag["rhat"]),
                            ess=float(diag["ess"]), rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
                            q_F_trace_mean=float(trace[r].mean()),
-                           F_k_final=res["F"][:, -1].tolist() if res["F"].size else [],
-                           seconds=float(res["seconds"]))
+                               seconds=float(res["seconds"]))
         note = _RESTART_NOTE.format(sampler=sampler, iterations=iterations, index=r, m=m)
         guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
         outs.append(MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics))

@@ -13,7 +13,7 @@ import pytest
 from scipy import integrate, special, stats
 
 from mechanisms.bingham import (acg_beta, acg_log_accept, givens_sweeps, reference_gibbs_sweep,
-                                givens_angle, run_bingham_chains, sample_vector_bingham, seed_numba,
+                                givens_angle, null_space_split, run_bingham_chains, sample_vector_bingham, seed_numba,
                                 vonmises_numba)
 
 ALPHA = 1e-3
@@ -316,3 +316,62 @@ def test_givens_angle_law(kappa):
     else:
         assert ks_p(wrapped, stats.vonmises(kappa).cdf) > ALPHA
     assert abs(np.mean(cs[:, 0] > 0) - 0.5) < 4 * np.sqrt(0.25 / 4000)
+
+
+# ---------------------------------------------------------------- null-space reduction of the Givens chain
+
+def test_null_space_split_tolerance_and_shift():
+    """The bottom eigenspace is found up to the eigensolver's rounding, not beyond it."""
+    b = np.array([5.0, 3.0, 1e-14, -2e-15, 0.0])
+    active, null, b0 = null_space_split(b, 2)
+    assert list(active) == [0, 1] and list(null) == [2, 3, 4] and abs(b0) < 1e-14
+    # a genuinely small eigenvalue (1e-9 relative) is kept in the chain
+    active, null, _ = null_space_split(np.array([5.0, 3.0, 5e-9, 0.0, 0.0]), 2)
+    assert list(active) == [0, 1, 2] and list(null) == [3, 4]
+    # nothing to drop: one bottom coordinate, or B ∝ I
+    assert null_space_split(np.array([3.0, 2.0, 0.0]), 2)[1].size == 0
+    assert null_space_split(np.full(4, 7.0), 2)[1].size == 0
+
+
+@pytest.mark.parametrize("b", [(2.0, 0.0, 0.0), (300.0, 0.0, 0.0), (40.0, 30.0, 30.0)])
+def test_reduced_chain_d3_k2_exact_law(b):
+    """PPCA's chains (``track_F=False``) drop B's bottom eigenspace and draw the null rows at the end;
+    from uniform starts the final plane normals must follow Bingham(−B) exactly (as the full chain's
+    do in test_chains_d3_k2_stay_on_and_converge_to_law; 1,200 independent chains, KS at ALPHA).
+    (40, 30, 30) has a bottom eigenspace at 30, not 0: the shift b0 must be undone."""
+    b = np.array(b)
+    m = 1200
+    rng = np.random.default_rng(21)
+    res = [run_bingham_chains(b, 2, rng=rng, n_chains=1, iterations=30, progress=False, track_F=False,
+                              sweeps_per_iteration=1) for _ in range(m)]
+    finals = np.array([r["V"][0] for r in res])
+    np.testing.assert_allclose(np.einsum("mij,mik->mjk", finals, finals), np.broadcast_to(np.eye(2), (m, 2, 2)),
+                               atol=1e-10)
+    nrm = _normals(finals)
+    for perm in [(0, 1, 2), (1, 2, 0), (2, 0, 1)]:
+        assert ks_p(nrm[:, perm[2]], sphere3_coord_cdf(-b[list(perm)])) > ALPHA, perm
+    # the energy trace is tr(VᵀBV) of the state, shift included
+    e_last = np.array([r["energy"][0, -1] for r in res])
+    np.testing.assert_allclose(e_last, np.einsum("mij,i,mij->m", finals, b, finals), rtol=1e-10, atol=1e-10)
+    assert res[0]["F"].shape == (1, 0)
+
+
+def test_reduced_chain_d6_k2_moments_match_importance_sampling():
+    """d = 6, k = 2, B of rank 2 (a 4-dimensional null space, so r = k): E tr VᵀBV and diag E[VVᵀ]
+    of 3,000 reduced chains against brute-force importance sampling from the uniform Stiefel law
+    (5 Monte-Carlo SEs + 1e-3 for the IS estimate, as in test_fast_reference_agree_d5_k2).  The
+    null coordinates' mass E‖V_Z‖² comes only from the completion step: a completion that was not
+    uniform, or was missing, moves diag E[VVᵀ] on them."""
+    b = np.array([3.0, 1.5, 0.0, 0.0, 0.0, 0.0])
+    d, k, m = b.size, 2, 3000
+    rng = np.random.default_rng(22)
+    Vs = np.array([run_bingham_chains(b, k, rng=rng, n_chains=1, iterations=25, progress=False,
+                                      track_F=False, sweeps_per_iteration=1)["V"][0] for _ in range(m)])
+    e = np.einsum("mij,i,mij->m", Vs, b, Vs)
+    P = np.einsum("mij,mij->mi", Vs, Vs)
+    qf_is, P_is = _importance_moments(b, k, rng)
+    assert abs(e.mean() - qf_is) < 5 * np.sqrt(e.var() / m) + 1e-3
+    assert np.all(np.abs(P.mean(0) - P_is) < 5 * np.sqrt(P.var(axis=0) / m) + 1e-3)
+    # sign symmetry of the null rows (a deterministic completion basis would break it)
+    z = Vs[:, 2:, :]
+    assert np.all(np.abs(z.mean(0)) < 5 * z.std(0) / np.sqrt(m))

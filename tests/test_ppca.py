@@ -49,7 +49,7 @@ def test_ppca_gibbs_guarantee_info_orthonormal_deterministic():
     assert "MCMC" in g.note and g.status == "nominal (MCMC)"
     for key in ("sampler", "iterations", "burn_in", "n_chains"):
         assert key in out1.release
-    for key in ("converged", "rhat", "ess", "n_clipped", "concentration", "q_F_trace_mean", "F_k_final"):
+    for key in ("converged", "rhat", "ess", "n_clipped", "concentration", "q_F_trace_mean"):
         assert key in out1.diagnostics and key not in out1.release
     # the guarantee (part of the release) does not quote the data-dependent R-hat / ESS
     assert f"{out1.diagnostics['rhat']:.4g}" not in g.note and "converged=" not in g.note
