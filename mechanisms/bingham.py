@@ -768,20 +768,22 @@ def givens_angle(a, cij):
         sx = math.sqrt(one_m_w * (2.0 - one_m_w))
         if u < 0.5:
             sx = -sx
-        cmu = a / kappa
-        smu = cij / kappa
+        inv_kappa = 1.0 / kappa
+        cmu = a * inv_kappa
+        smu = cij * inv_kappa
         cphi = cmu * cx - smu * sx
         sphi = smu * cx + cmu * sx
-    if cphi >= 0.0:  # half angle, the branch without cancellation
+    # half angle, the branch without cancellation; c² + s² = 1 + O(rounding) (cx² + sx² = 1 exactly in
+    # exact arithmetic), and the chain's state is re-orthonormalised periodically anyway
+    if cphi >= 0.0:
         c = math.sqrt(0.5 * (1.0 + cphi))
         s = 0.5 * sphi / c
     else:
         s = math.copysign(math.sqrt(0.5 * (1.0 - cphi)), sphi)
         c = 0.5 * sphi / s
-    nrm = 1.0 / math.sqrt(c * c + s * s)  # c² + s² = 1 up to rounding; keep the rotation orthogonal
     if (u % 0.5) < 0.25:
-        nrm = -nrm
-    return c * nrm, s * nrm
+        return -c, -s
+    return c, s
 
 
 @njit(cache=True, fastmath=True)
