@@ -944,6 +944,25 @@ def progress_enabled(progress: bool | None) -> bool:
         return False
 
 
+def _drive_chain(advance, iterations: int, chunk: int, rec_T: np.ndarray, F_row: np.ndarray, k: int, bar) -> None:
+    """Run one chain in chunks of at most ``chunk`` iterations, stopping exactly on every record point
+    of ``rec_T`` to store F_k there in ``F_row``.  ``advance(done, step)`` runs iterations
+    [done, done + step) of the chain (its kernel writes the energy trace) and returns the running sum
+    of V since iteration 0, in any layout."""
+    done = 0
+    next_rec = 0
+    while done < iterations:
+        step = min(max(chunk, 1), iterations - done)
+        if next_rec < rec_T.size:
+            step = min(step, int(rec_T[next_rec]) - done)
+        sum_V = advance(done, step)
+        done += step
+        if next_rec < rec_T.size and done == rec_T[next_rec]:
+            F_row[next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
+            next_rec += 1
+        bar.update(step)
+
+
 def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
     """Re-orthonormalise the Givens state Qt = Q_Pᵀ (d × r, orthonormal columns: Q_P has orthonormal
     rows; r = d for the full Q) by QR with a positive diagonal (a change of order rounding)."""
@@ -1021,25 +1040,18 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                     Q[:, :k] = init[c]
                 Qt = np.ascontiguousarray(Q[active].T)  # (d, r): Q_Pᵀ (r = d without a null space)
                 sum_V = np.zeros((k, active.size))
-                done = 0
-                next_rec = 0
-                since_reorth = 0
-                while done < iterations:
-                    # stop exactly on the next record point
-                    step = min(chunk, iterations - done)
-                    if next_rec < rec_T.size:
-                        step = min(step, int(rec_T[next_rec]) - done)
+                since_reorth = [0]
+
+                def advance(done, step, Qt=Qt, sum_V=sum_V, since_reorth=since_reorth, c=c):
                     givens_sweeps(Qt, b_active, k, step, energy[c, done:done + step], sum_V, sweeps)
-                    done += step
-                    since_reorth += step
-                    if next_rec < rec_T.size and done == rec_T[next_rec]:
-                        F[c, next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
-                        next_rec += 1
-                    if since_reorth >= reorth_every:
+                    since_reorth[0] += step
+                    if since_reorth[0] >= reorth_every:
                         # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
-                        Qt = _orthonormal_state(Qt)
-                        since_reorth = 0
-                    bar.update(step)
+                        Qt[...] = _orthonormal_state(Qt)
+                        since_reorth[0] = 0
+                    return sum_V
+
+                _drive_chain(advance, iterations, chunk, rec_T, F[c], k, bar)
                 Qt = _orthonormal_state(Qt)
                 if null.size:
                     energy[c] += k * b0  # tr(VᵀBV) = tr(Vᵀ(B − b0 I)V) + k b0
@@ -1047,41 +1059,29 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                     Vout[c][null] = _complete_null_rows(Qt, k, rng)
                 else:
                     Vout[c] = Qt[:k].T
-            elif sampler == "reference":  # Hoff's column Gibbs, exact conditionals (Numba kernel)
-                V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
-                V = np.ascontiguousarray(V)
-                sum_V = np.zeros((d, k))
+                continue
+            V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
+            V = np.ascontiguousarray(V)
+            sum_V = np.zeros((d, k))
+            if sampler == "reference":  # Hoff's column Gibbs, exact conditionals (Numba kernel)
                 rest = _proxy_rest(evals, k)
                 stats = np.zeros(2, dtype=np.int64)
-                done = 0
-                next_rec = 0
-                while done < iterations:
-                    step = min(max(chunk, 1), iterations - done)
-                    if next_rec < rec_T.size:
-                        step = min(step, int(rec_T[next_rec]) - done)
-                    column_gibbs_sweeps(V, evals, rest, rng, step, energy[c, done:done + step], sum_V, COLUMN_POWER_ITERATIONS, stats)
-                    done += step
-                    if next_rec < rec_T.size and done == rec_T[next_rec]:
-                        F[c, next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
-                        next_rec += 1
-                    bar.update(step)
-                Qv, Rv = np.linalg.qr(V)
-                Vout[c] = Qv * np.sign(np.diag(Rv))
-            else:
-                V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
-                sum_V = np.zeros((d, k))
-                next_rec = 0
-                sweep = rstiefel_gibbs_sweep
-                for t in range(iterations):
-                    sweep(V, Bdiag, rng)
-                    sum_V += V
-                    energy[c, t] = float(np.einsum("ij,i,ij->", V, evals, V))
-                    if next_rec < rec_T.size and t + 1 == rec_T[next_rec]:
-                        F[c, next_rec] = np.linalg.norm(sum_V / (t + 1)) / np.sqrt(k)
-                        next_rec += 1
-                    bar.update(1)
-                Qv, Rv = np.linalg.qr(V)
-                Vout[c] = Qv * np.sign(np.diag(Rv))
+
+                def advance(done, step, V=V, sum_V=sum_V, rest=rest, stats=stats, c=c):
+                    column_gibbs_sweeps(V, evals, rest, rng, step, energy[c, done:done + step], sum_V,
+                                        COLUMN_POWER_ITERATIONS, stats)
+                    return sum_V
+            else:  # rstiefel: Hoff's sampler with one inner coordinate sweep per column (Python)
+                def advance(done, step, V=V, sum_V=sum_V, c=c):
+                    for t in range(done, done + step):
+                        rstiefel_gibbs_sweep(V, Bdiag, rng)
+                        sum_V += V
+                        energy[c, t] = float(np.einsum("ij,i,ij->", V, evals, V))
+                    return sum_V
+
+            _drive_chain(advance, iterations, chunk, rec_T, F[c], k, bar)
+            Qv, Rv = np.linalg.qr(V)
+            Vout[c] = Qv * np.sign(np.diag(Rv))
     finally:
         bar.close()
     return {"V": Vout, "energy": energy, "F": F, "record_iterations": rec_T,

@@ -2,7 +2,7 @@
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
 # end to end, then regenerate every figure and table.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (the curated figures come from this)
-#   scripts/reproduce.sh paper     # the paper's settings: about 3 h on 2 idle cores (docs/paper_scale.md)
+#   scripts/reproduce.sh paper     # the paper's settings: hours on 2 cores (docs/paper_scale.md, README)
 # Re-running resumes: records already in the results store are skipped.
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
 # Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
