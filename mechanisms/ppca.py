@@ -276,7 +276,7 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
         diagnostics = dict(base_diagnostics, diagnosed_chains=m, converged=converged, rhat=float(diag["rhat"]),
                            ess=float(diag["ess"]), rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
                            q_F_trace_mean=float(trace[r].mean()),
-                               seconds=float(res["seconds"]))
+                           seconds=float(res["seconds"]))
         note = _RESTART_NOTE.format(sampler=sampler, iterations=iterations, index=r, m=m)
         guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
         outs.append(MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics))
