@@ -765,25 +765,26 @@ def givens_angle(a, cij):
     else:
         one_m_w = _vonmises_one_minus_cos(kappa)
         cx = 1.0 - one_m_w
-        sx = math.sqrt(one_m_w * (2.0 - one_m_w))
-        if u < 0.5:
-            sx = -sx
+        sx = math.copysign(math.sqrt(one_m_w * (2.0 - one_m_w)), u - 0.5)  # first coin: u < ½ negates
         inv_kappa = 1.0 / kappa
         cmu = a * inv_kappa
         smu = cij * inv_kappa
         cphi = cmu * cx - smu * sx
         sphi = smu * cx + cmu * sx
-    # half angle, the branch without cancellation; c² + s² = 1 + O(rounding) (cx² + sx² = 1 exactly in
-    # exact arithmetic), and the chain's state is re-orthonormalised periodically anyway
-    if cphi >= 0.0:
-        c = math.sqrt(0.5 * (1.0 + cphi))
-        s = 0.5 * sphi / c
-    else:
-        s = math.copysign(math.sqrt(0.5 * (1.0 - cphi)), sphi)
-        c = 0.5 * sphi / s
-    if (u % 0.5) < 0.25:
-        return -c, -s
-    return c, s
+    # half angle, the branch without cancellation: cos φ/2 = √((1 + cos φ)/2) if cos φ ≥ 0, else
+    # |sin φ/2| = √((1 − cos φ)/2) with the sign of sin φ; the other from sin φ = 2 sin φ/2 cos φ/2.
+    # c² + s² = 1 + O(rounding) (cx² + sx² = 1 exactly in exact arithmetic), and the chain's state is
+    # re-orthonormalised periodically anyway.  Written as selects, not branches: the signs are fair
+    # coins, so branches on them are mispredicted half the time (about 40 ns a move, measured).
+    big = math.sqrt(0.5 * (1.0 + abs(cphi)))
+    other = 0.5 * sphi / big
+    nonneg = cphi >= 0.0
+    c = big if nonneg else abs(other)
+    s = other if nonneg else math.copysign(big, sphi)
+    # second coin: (u mod ½) < ¼ negates both
+    u_mod_half = u - 0.5 if u >= 0.5 else u
+    sign = math.copysign(1.0, u_mod_half - 0.25)
+    return sign * c, sign * s
 
 
 @njit(cache=True, fastmath=True)
