@@ -128,14 +128,30 @@ def _restarts_as_chains(cfg: DictConfig) -> bool:
     return not (sampler == "exact" or (sampler == "auto" and int(cfg.k) == 1))
 
 
-def _group_key(cfg: DictConfig, n: int, subset: int, restart: int) -> dict:
+def _group_key(cfg: DictConfig, n: int | None, subset: int, restart: int, **extra) -> dict:
     """Run key of one restart released from a restarts-as-chains group: the mechanism ran ONE chain
     (n_chains = 1) for this release; the group's chains served the diagnostics."""
     params = mechanism_params(cfg)
     params["n_chains"] = 1
     params.update(_group_extra_params(cfg))
-    return run_key(cfg, n=int(n), subset=int(subset), restart=int(restart), mechanism_params=params,
-                   restarts_as_chains=True)
+    if n is not None:
+        extra["n"] = int(n)
+    return run_key(cfg, subset=int(subset), restart=int(restart), mechanism_params=params,
+                   restarts_as_chains=True, **extra)
+
+
+def _ppca_group_releases(cfg: DictConfig, data: PreparedData, streams: list) -> list:
+    """The PPCA releases of one group (same data, one stream each) as the chains of one
+    :func:`mechanisms.ppca.ppca_restarts` call: release r is bit for bit the single-chain release
+    with ``streams[r]``; split-R̂/ESS are computed across the group's chains."""
+    from mechanisms.ppca import ppca_restarts
+
+    params = mechanism_params(cfg)
+    params.pop("n_chains", None)
+    params["progress"] = False
+    params.update(_group_extra_params(cfg))
+    return ppca_restarts(data, int(cfg.k), rngs=[np.random.default_rng(st) for st in streams],
+                         clip=bool(cfg.clip_rows), **params)
 
 
 def _group_extra_params(cfg: DictConfig) -> dict:
@@ -149,8 +165,6 @@ _WORKER_DATASET: dict = {}
 
 def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int]) -> int:
     """Run the missing restarts of one (n, subset) as one ppca_restarts call; write one record each."""
-    from mechanisms.ppca import ppca_restarts
-
     if dataset is None:  # in a worker process: load once per process
         name = OmegaConf.to_yaml(cfg.dataset)
         if name not in _WORKER_DATASET:
@@ -162,13 +176,8 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
     X, _, _ = subsample(dataset.X, n, np.random.default_rng(stream))
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     t_data = time.perf_counter() - t0
-    params = mechanism_params(cfg)
-    params.pop("n_chains", None)
-    params["progress"] = False
-    params.update(_group_extra_params(cfg))
     streams = [mechanism_stream(cfg.seed, subset, r, n) for r in missing]
-    outs = ppca_restarts(data, int(cfg.k), rngs=[np.random.default_rng(st) for st in streams],
-                         clip=bool(cfg.clip_rows), **params)
+    outs = _ppca_group_releases(cfg, data, streams)
     store = ResultStore(results_root(cfg))
     written = 0
     for r, st, out in zip(missing, streams, outs):
@@ -306,7 +315,10 @@ def run_classification(cfg: DictConfig) -> dict:
 
     The protocol details the paper leaves open are configuration (``conf/experiment/classification.yaml``):
     the SVM loss, the feature scaling after projection and, for the ``random`` mechanism, the reading of
-    "uniformly generated random projection"; all are in the run key.  Every record also holds the
+    "uniformly generated random projection"; all are in the run key.  PPCA by MCMC with
+    ``scale.ppca_restarts_as_chains`` (paper scale): the missing releases of one permutation (they share
+    its hold-out half) are the chains of one :func:`mechanisms.ppca.ppca_restarts` call, each bit for bit
+    the single-chain release of its own stream, diagnosed across the group.  Every record also holds the
     accuracy of always predicting the training majority label (footnote 1: on census and insurance
     the projected classifier does no better than that).
     """
@@ -340,6 +352,9 @@ def run_classification(cfg: DictConfig) -> dict:
     if proto["random_projection"] == "raw":
         mech_kwargs["return_matrix"] = True   # the raw (non-orthonormal) matrix is used as the projection
     c_grid = [float(c) for c in cfg.experiment.svm_C_grid]
+    # PPCA by MCMC with scale.ppca_restarts_as_chains (paper scale): the projections of one permutation
+    # share the hold-out data, so its missing releases are the chains of one ppca_restarts call
+    grouped = _restarts_as_chains(cfg)
     for p in range(perms):
         order = subset_rng(cfg.seed, p).permutation(X_all.shape[0])
         if max_rows:
@@ -349,19 +364,37 @@ def run_classification(cfg: DictConfig) -> dict:
         n_train = max(2, int(round(0.1 * len(rest))))
         train, test = rest[:n_train], rest[n_train:]
         holdout = None
+        key_extra = dict(positive_label=str(positive), max_rows=None if not max_rows else int(max_rows),
+                         svm_C_grid=c_grid, d_classified=int(X_all.shape[1]), **proto)
+        keys = [(_group_key(cfg, None, p, j, **key_extra) if grouped
+                 else run_key(cfg, subset=p, restart=j, **key_extra)) for j in range(projs)]
+        group_outs = {}
+        if grouped:  # this permutation's missing PPCA releases: the chains of one call (one subset)
+            missing = [j for j in range(projs) if not store.has(keys[j])]
+            if missing:
+                t0 = time.perf_counter()
+                holdout = PreparedData(X_all[hold], clip=bool(cfg.clip_rows))
+                group_data_seconds = time.perf_counter() - t0
+                outs = _ppca_group_releases(cfg, holdout, [mechanism_stream(cfg.seed, p, j) for j in missing])
+                group_outs = dict(zip(missing, outs))
         for j in range(projs):
-            key = run_key(cfg, subset=p, restart=j, positive_label=str(positive),
-                          max_rows=None if not max_rows else int(max_rows), svm_C_grid=c_grid,
-                          d_classified=int(X_all.shape[1]), **proto)
+            key = keys[j]
             if store.has(key):
                 bar.update(1)
                 continue
             t0 = time.perf_counter()
-            if holdout is None:
-                holdout = PreparedData(X_all[hold], clip=bool(cfg.clip_rows))
-            out = mech(holdout, int(cfg.k), rng=mechanism_rng(cfg.seed, p, j), clip=bool(cfg.clip_rows),
-                       **mech_kwargs)
-            fields = output_fields(cfg, out, holdout, time.perf_counter() - t0)
+            if j in group_outs:
+                out = group_outs[j]
+                fields = output_fields(cfg, out, holdout, group_data_seconds / len(group_outs)
+                                       + out.diagnostics["seconds"])
+                fields.update(restarts_as_chains=True, group_restarts=sorted(group_outs),
+                              mechanism_stream=list(mechanism_stream(cfg.seed, p, j)))
+            else:
+                if holdout is None:
+                    holdout = PreparedData(X_all[hold], clip=bool(cfg.clip_rows))
+                out = mech(holdout, int(cfg.k), rng=mechanism_rng(cfg.seed, p, j), clip=bool(cfg.clip_rows),
+                           **mech_kwargs)
+                fields = output_fields(cfg, out, holdout, time.perf_counter() - t0)
             # the raw random matrix (not orthonormal) only when the protocol asks for it
             P = out.release["projection_matrix"] if proto["random_projection"] == "raw" else out.components
             Z_train, Z_test = X_all[train] @ P, X_all[test] @ P

@@ -42,10 +42,10 @@ start=$(date +%s)
 run experiment=table1
 run experiment=sulq_bound
 # One background lane, one process at a time: Figure 2 (both samplers; the Hoff reference chains are
-# long single jobs), the non-PPCA curves of Figures 3-4, Figure 5, Table 2 (its PPCA releases are
-# another long single job) and footnote 1.  It runs beside the Figures 3-4 PPCA groups, which keep
-# JOBS processes busy and split into short jobs, so no core sits idle behind a long single job at the
-# end (measured: the lane's ~2,000 CPU-s finish well before the PPCA groups; docs/paper_scale.md).
+# long single jobs), Table 2 and footnote 1, the non-PPCA curves of Figures 3-4 and Figure 5.  It runs
+# beside the Figures 3-4 PPCA groups, which keep JOBS processes busy and split into short jobs, so no
+# core sits idle behind a long single job at the end (measured: the lane is far ahead of the PPCA
+# groups, e.g. Figure 2 and Table 2 done while census PPCA was a fifth done; docs/paper_scale.md).
 bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir=$RESULTS" quiet=true "$@" | grep '^{' || true; }
 (
   gibbs=()

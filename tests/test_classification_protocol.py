@@ -171,3 +171,54 @@ def test_footnote_records_majority_accuracy_beside_the_classifier(tmp_path):
     assert df.d_classified.iloc[1] - df.d_classified.iloc[0] == 2        # the two income= columns dropped
     with pytest.raises(ValueError, match="no feature starts with"):
         run_classification(compose_cfg(base + ["experiment.drop_feature_prefixes=['nosuchcolumn=']"]))
+
+
+# --- Table 2's PPCA releases as the chains of one call (paper scale) ---------------------------------
+
+def test_ppca_projections_of_a_permutation_run_as_chains_and_resume(tmp_path):
+    """With ``scale.ppca_restarts_as_chains`` the PPCA releases of one permutation (same hold-out data)
+    are the chains of one ppca_restarts call: each record is bit for bit the single-chain release of its
+    own stream (the stream the ungrouped runner uses for that projection), its key says n_chains = 1
+    and restarts_as_chains, the group's chains are diagnosed together, and a deleted record is
+    recomputed alone, identically."""
+    import warnings
+
+    from experiments.loading import load_configured
+    from experiments.results import record_id
+    from experiments.runners import components_digest, mechanism_rng
+    from experiments.jmlr import subset_rng
+    from mechanisms.ppca import ppca
+
+    data = _kddcup_like_dir(tmp_path)
+    base = _base(tmp_path, data, mech="ppca") + ["k=2", "+scale.ppca_restarts_as_chains=true",
+                                                 "scale.classification.projections=3", "ppca_iterations=60"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # 60 iterations: diagnostics may fail, recorded
+        assert run_classification(compose_cfg(base))["records_written"] == 3
+        assert run_classification(compose_cfg(base))["records_written"] == 0        # resumed
+    store = ResultStore(tmp_path / "res")
+    df = store.load().sort_values("restart")
+    assert set(df.restarts_as_chains) == {True} and df.components_sha256.nunique() == 3
+    assert set(df["diagnostics_not_private.diagnosed_chains"]) == {3} and set(df["release.n_chains"]) == {1}
+    assert set(df["run_key.mechanism_params.n_chains"]) == {1}
+    # record j is the single-chain release of mechanism_rng(seed, permutation, j) on the hold-out half
+    cfg = compose_cfg(base)
+    ds = load_configured(cfg.dataset, cfg.data_dir)
+    order = subset_rng(cfg.seed, 0).permutation(ds.X.shape[0])
+    hold = ds.X[order[: len(order) // 2]]
+    for j in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            single = ppca(hold, 2, epsilon=0.1, rng=mechanism_rng(cfg.seed, 0, j), sampler="auto",
+                          iterations=60, n_chains=1, progress=False)
+        assert components_digest(single.components) == df.components_sha256.iloc[j]
+    row = df.iloc[1]
+    rid = next(record_id(r["run_key"]) for r in store.iter_records()
+               if r["components_sha256"] == row.components_sha256)
+    store.path(rid).unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert run_classification(compose_cfg(base))["records_written"] == 1
+    redone = store.get(rid)
+    assert redone["components_sha256"] == row.components_sha256 and redone["group_restarts"] == [1]
+    assert redone["accuracy"] == pytest.approx(row.accuracy)
