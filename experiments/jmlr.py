@@ -385,8 +385,9 @@ def run_classification(cfg: DictConfig) -> dict:
             t0 = time.perf_counter()
             if j in group_outs:
                 out = group_outs[j]
-                fields = output_fields(cfg, out, holdout, group_data_seconds / len(group_outs)
-                                       + out.diagnostics["seconds"])
+                share = group_data_seconds / len(group_outs) + out.diagnostics["seconds"]
+                t0 -= share   # this release's share of the group's data and chains, in its wall time
+                fields = output_fields(cfg, out, holdout, share)
                 fields.update(restarts_as_chains=True, group_restarts=sorted(group_outs),
                               mechanism_stream=list(mechanism_stream(cfg.seed, p, j)))
             else:
