@@ -12,6 +12,12 @@
 #   ppca_sweeps_per_iteration: 1 at paper scale; see docs/sampler.md for the mixing measurements).
 # The total wall time is printed and written to $RESULTS_DIR/wall_time_<scale>.txt.
 set -euo pipefail
+# One BLAS thread per process: the script itself keeps the cores busy with several processes, and
+# OpenBLAS's default (one thread per core, spinning between calls) oversubscribes them.  Measured
+# (2 busy single-thread workers beside a loop of 512 x 512 eigh): with the default threads the eigh
+# loop ran 27x slower and the workers lost a quarter of their throughput (docs/paper_scale.md).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
+       MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 cd "$(dirname "$0")/.."
 SCALE="${1:-quick}"
 RESULTS="${RESULTS_DIR:-results}"
