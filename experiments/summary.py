@@ -5,7 +5,11 @@ versions, full diagnostics); a paper-scale run writes tens of thousands of such 
 keeps, for each record, its id and every **top-level scalar field** (experiment, dataset, mechanism,
 scale, n, d, k, subset, restart, epsilon, q_F, q_F_opt, accuracy, converged, rhat, the Table-1 and
 Figure-1 columns, ...), dropping nested parts (``config``, ``run_key``, ``info``, ``versions``) and
-the guarantee's free-text note.  Figure 2's traces (arrays) go to a second, long-format table.
+the guarantee's free-text note.  From the nested parts it keeps what says how a sampled release was
+made and whether it passed its convergence check (``SUMMARY_NESTED``: the chain's iterations, sweeps
+per iteration, sampler and chains of the release; split-R-hat, ESS, the diagnosed chains and the
+``converged`` flag), as ``release.<key>`` and ``diagnostics_not_private.<key>`` columns, the names
+``ResultStore.load()`` gives them.  Figure 2's traces (arrays) go to a second, long-format table.
 
     <dir>/records.csv       one row per record, keyed by ``record_id``
     <dir>/gibbs_traces.csv  record_id, dataset, sampler, chain, T, log_F (Figure 2)
@@ -26,12 +30,18 @@ import pandas as pd
 
 from .results import ResultStore, record_id
 
-__all__ = ["summary_rows", "update_summary", "load_summary", "RECORDS_CSV", "TRACES_CSV"]
+__all__ = ["summary_rows", "update_summary", "load_summary", "RECORDS_CSV", "TRACES_CSV", "SUMMARY_NESTED"]
 
 RECORDS_CSV = "records.csv"
 TRACES_CSV = "gibbs_traces.csv"
 #: top-level fields left out (free text repeated in every record, or per-record hashes)
 _DROP = {"guarantee_note", "components_sha256", "git_commit", "timestamp_note"}
+#: scalar fields kept from nested parts of a record (present for PPCA releases): how the chain ran and
+#: its convergence check, so the summary alone shows that every release was diagnosed
+SUMMARY_NESTED = {
+    "release": ("sampler", "iterations", "sweeps_per_iteration", "n_chains", "restarts_in_group"),
+    "diagnostics_not_private": ("converged", "rhat", "ess", "diagnosed_chains"),
+}
 
 
 def _scalar(v) -> bool:
@@ -45,6 +55,10 @@ def summary_rows(records) -> tuple[list[dict], list[dict]]:
         rid = record_id(rec["run_key"])
         row = {"record_id": rid}
         row.update({k: v for k, v in rec.items() if _scalar(v) and k not in _DROP})
+        for part, keys in SUMMARY_NESTED.items():
+            nested = rec.get(part)
+            if isinstance(nested, dict):
+                row.update({f"{part}.{k}": nested[k] for k in keys if k in nested and _scalar(nested[k])})
         rows.append(row)
         tr = rec.get("traces")
         if rec.get("experiment") == "gibbs_convergence" and isinstance(tr, dict):
@@ -103,7 +117,11 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
         return pd.DataFrame()
     df = pd.read_csv(path, low_memory=False)
     df = df.astype(object).where(df.notna(), None)  # missing text fields read back as None, not NaN
-    for col in df.columns:  # restore numeric columns
+    flags = [c for c in ("converged", "diagnostics_not_private.converged") if c in df.columns]
+    for col in flags:  # True / False / missing, never 1.0 / 0.0 / NaN
+        df[col] = df[col].map(lambda v: None if v is None else
+                              bool(v) if isinstance(v, (bool, np.bool_)) else str(v) == "True")
+    for col in df.columns.difference(flags):  # restore numeric columns
         conv = pd.to_numeric(df[col], errors="coerce")
         if conv.notna().sum() == df[col].notna().sum() and df[col].notna().any():
             df[col] = conv
@@ -118,7 +136,4 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
             logs[rid] = chains
         df["traces.iterations"] = [its.get(r) for r in df.record_id]
         df["traces.log_F"] = [logs.get(r) for r in df.record_id]
-    if "converged" in df.columns:
-        df["converged"] = df["converged"].map(lambda v: v if v is None or isinstance(v, bool)
-                                              else (str(v) == "True"))
     return df

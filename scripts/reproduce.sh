@@ -90,6 +90,6 @@ fi
 "$PY" scripts/summarize_results.py --results "$RESULTS" --scale "$SCALE"
 "$PY" scripts/make_figures.py --results "$RESULTS" --scale "$SCALE"
 elapsed=$(( $(date +%s) - start ))
-msg="reproduction ($SCALE, JOBS=$JOBS, EXTRAS=$EXTRAS) finished in $elapsed s ($(( elapsed / 3600 )) h $(( elapsed % 3600 / 60 )) min) on $(nproc) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+msg="reproduction ($SCALE, JOBS=$JOBS, EXTRAS=$EXTRAS) finished in $elapsed s ($(( elapsed / 3600 )) h $(( elapsed % 3600 / 60 )) min) on $(getconf _NPROCESSORS_ONLN) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "$msg" >&2
 echo "$msg" > "$RESULTS/wall_time_$SCALE.txt"

@@ -5,10 +5,11 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from experiments.jmlr import run_gibbs_convergence, run_utility_vs_epsilon
-from experiments.results import ResultStore
-from experiments.summary import RECORDS_CSV, TRACES_CSV, load_summary, update_summary
+from experiments.results import ResultStore, record_id
+from experiments.summary import RECORDS_CSV, SUMMARY_NESTED, TRACES_CSV, load_summary, update_summary
 from tests.hydra_helpers import compose_cfg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -65,3 +66,41 @@ def test_summary_merges_by_record_id_without_duplicates(tmp_path):
     assert merged.record_id.is_unique
     assert set(merged[merged.experiment == "gibbs_convergence"].sampler) == {"gibbs", "reference"}
     assert len(merged) == len(first) + 1   # the mod_sulq records share ids (same runs): not duplicated
+
+
+def test_summary_keeps_each_ppca_release_diagnosis(tmp_path):
+    """A PPCA release's convergence check and chain settings reach the summary (and only those
+    nested fields), with the values of the JSON record; ``converged`` reads back as a bool."""
+    store = tmp_path / "store"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for mech in ("ppca", "mod_sulq"):  # records with and without diagnostics in one summary
+            run_utility_vs_epsilon(compose_cfg(["experiment=utility_vs_epsilon", f"mechanism={mech}", "scale=smoke",
+                                                "experiment.epsilons=[1.0]", f"results_dir={store}", "quiet=true"]))
+    update_summary(store, tmp_path / "summary")
+    df = load_summary(tmp_path / "summary").set_index("record_id")
+    recs = [r for r in ResultStore(store).iter_records() if r.get("mechanism") == "ppca"]
+    assert recs
+    nested_cols = {c for c in df.columns if c.startswith(("release.", "diagnostics_not_private."))}
+    allowed = {f"{part}.{k}" for part, keys in SUMMARY_NESTED.items() for k in keys}
+    assert nested_cols <= allowed and "diagnostics_not_private.rhat" in nested_cols
+    flags = df["diagnostics_not_private.converged"]
+    assert flags.isna().any()   # the MOD-SULQ rows have no convergence check
+    assert all(isinstance(v, bool) for v in flags.dropna())
+    for rec in recs:
+        row = df.loc[record_id(rec["run_key"])]
+        diag = rec["diagnostics_not_private"]
+        assert row["diagnostics_not_private.converged"] is diag["converged"]
+        assert row["diagnostics_not_private.rhat"] == pytest.approx(diag["rhat"], rel=1e-12)
+        for part, keys in SUMMARY_NESTED.items():   # every listed field the record has, with its value
+            for key in set(keys) & set(rec[part]):
+                want = rec[part][key]
+                assert row[f"{part}.{key}"] == (pytest.approx(want, rel=1e-12) if isinstance(want, float) else want)
+
+
+def test_table1_rows_in_the_papers_order(tmp_path):
+    rows = [{"experiment": "table1", "dataset": ds, "split": "s", "n": 1, "d": 1, "k": 1, "q_F": 0.5,
+             "q_F_over_trace": 0.5, "paper_n": 1, "paper_d": 1, "paper_q_F": 0.5, "timestamp": "2026-01-01T00:00:00Z"}
+            for ds in ("insurance", "census", "kddcup")]
+    make_figures.table1(pd.DataFrame(rows), tmp_path)
+    assert list(pd.read_csv(tmp_path / "table1.csv").dataset) == ["kddcup", "census", "insurance"]
