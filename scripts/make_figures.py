@@ -390,6 +390,9 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         labels = []
         for mech in mechs:
             lab = style(mech).get("label", mech)
+            suffix = guarantee_suffix(sub[sub.mechanism == mech])  # e.g. PPCA's nominal ε (MCMC)
+            if suffix:
+                lab += "\n" + suffix.strip()
             if mech == "random":
                 ent = sub.loc[sub.mechanism == "random", ["random_entries", "random_projection"]].drop_duplicates()
                 lab += "\n(" + "; ".join(f"{e}, {p}" for e, p in ent.itertuples(index=False)) + ")"

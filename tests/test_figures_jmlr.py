@@ -38,7 +38,8 @@ def _classification():
                              "scale": scale, "accuracy": acc + r / 1000, "svm_loss": "hinge",
                              "feature_scaling": "standard", "random_entries": "uniform" if mech == "random" else None,
                              "random_projection": "orthonormal" if mech == "random" else None,
-                             "majority_accuracy": 0.8, "d_classified": 116})
+                             "majority_accuracy": 0.8, "d_classified": 116,
+                             "guarantee_status": "nominal (MCMC)" if mech == "ppca" else "proven"})
         for ds in ("census", "insurance"):
             for r in range(reps):
                 rows.append({"experiment": "classification", "dataset": ds, "mechanism": "pca", "k": 8,
@@ -103,6 +104,9 @@ def test_classification_figure_and_tables(tmp_path, captured):
     assert "paper · squared_hinge/none" in legend and "paper (Table 2)" in legend   # the legacy record
     census = [t.get_text() for t in captured[0].axes[1].get_legend().get_texts()]
     assert "quick · hinge/standard · without income=*" in census and "majority label" in census
+    ticks = {t.get_text().split("\n")[0]: t.get_text() for t in captured[0].axes[0].get_xticklabels()}
+    assert "nominal ε (MCMC), not proven" in ticks["PPCA"]          # MCMC PPCA labelled as everywhere
+    assert "not proven" not in ticks["MOD-SULQ"] and "not proven" not in ticks["Non-private PCA"]
     t2 = pd.read_csv(make_figures.table2(df, tmp_path)[0])
     assert set(t2.dataset) == {"kddcup"}
     row = t2[(t2.scale == "paper") & (t2.mechanism == "random") & (t2.svm_loss == "hinge")]
