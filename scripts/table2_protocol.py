@@ -273,26 +273,19 @@ def main(argv=None) -> None:
                     help="instead: test accuracy at each C of --c-grid (hinge, standardised, no CV) and the "
                          "best C per round chosen on the test rows, an upper bound for any C grid")
     args = ap.parse_args(argv)
-    if args.oracle_c:
-        with single_thread_blas():
-            t = oracle_c(args)
-        print("command: " + " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]))
-        print(t.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-        return
-    if args.solver_check:
-        with single_thread_blas():
-            t = solver_check(args)
-        print("command: " + " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]))
-        print(t.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        return
-    if args.readings_q_F:
-        with single_thread_blas():
-            t = readings_q_F(["kddcup", "census", "insurance"], args.readings_q_F, args.seed, args.epsilon,
-                             args.delta)
-        print("command: " + " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]))
-        print(t.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        return
     command = " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]])
+    # the one-off checks: (selected?, computation, decimals printed)
+    checks = [(args.oracle_c, lambda: oracle_c(args), 2),
+              (args.solver_check, lambda: solver_check(args), 3),
+              (args.readings_q_F, lambda: readings_q_F(["kddcup", "census", "insurance"], args.readings_q_F,
+                                                       args.seed, args.epsilon, args.delta), 4)]
+    for selected, compute, decimals in checks:
+        if selected:
+            with single_thread_blas():
+                t = compute()
+            print("command: " + command)
+            print(t.to_string(index=False, float_format=lambda v: f"{v:.{decimals}f}"))
+            return
     commands = Path(args.out + ".commands")
     if not args.summary:
         with commands.open("a") as fh:
