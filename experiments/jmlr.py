@@ -248,6 +248,19 @@ SVM_LOSSES = ("hinge", "squared_hinge")
 FEATURE_SCALINGS = ("none", "standard", "minmax")
 
 
+def classification_split(n_rows: int, seed: int, permutation: int, max_rows: int | None = None):
+    """Rows of one Table-2 permutation (JMLR 2013 section 6.4): (hold-out half, training rows, test rows).
+    The permutation is drawn from ``subset_rng(seed, permutation)`` (optionally cut to ``max_rows``);
+    its first half computes the subspace, 10% of the rest (at least 2 rows) trains, the remainder tests."""
+    order = subset_rng(seed, permutation).permutation(n_rows)
+    if max_rows:
+        order = order[: int(max_rows)]
+    half = len(order) // 2
+    rest = order[half:]
+    n_train = max(2, int(round(0.1 * len(rest))))
+    return order[:half], rest[:n_train], rest[n_train:]
+
+
 def linear_svm_search(loss: str, scaling: str, c_grid, *, cv: int = 3, max_iter: int = 1000):
     """Linear SVM with C chosen by ``cv``-fold grid search, after optional feature scaling.
 
@@ -356,13 +369,7 @@ def run_classification(cfg: DictConfig) -> dict:
     # share the hold-out data, so its missing releases are the chains of one ppca_restarts call
     grouped = _restarts_as_chains(cfg)
     for p in range(perms):
-        order = subset_rng(cfg.seed, p).permutation(X_all.shape[0])
-        if max_rows:
-            order = order[: int(max_rows)]
-        half = len(order) // 2
-        hold, rest = order[:half], order[half:]
-        n_train = max(2, int(round(0.1 * len(rest))))
-        train, test = rest[:n_train], rest[n_train:]
+        hold, train, test = classification_split(X_all.shape[0], cfg.seed, p, max_rows)
         holdout = None
         key_extra = dict(positive_label=str(positive), max_rows=None if not max_rows else int(max_rows),
                          svm_C_grid=c_grid, d_classified=int(X_all.shape[1]), **proto)

@@ -36,8 +36,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.jmlr import FEATURE_SCALINGS, SVM_LOSSES, linear_svm_search  # noqa: E402
-from experiments.runners import mechanism_rng, subset_rng  # noqa: E402
+from experiments.jmlr import FEATURE_SCALINGS, SVM_LOSSES, classification_split, linear_svm_search  # noqa: E402
+from experiments.runners import mechanism_rng  # noqa: E402
 from mechanisms._base import PreparedData  # noqa: E402
 from mechanisms.linalg import single_thread_blas  # noqa: E402
 from mechanisms.mod_sulq import mod_sulq  # noqa: E402
@@ -62,15 +62,6 @@ def projection(name: str, holdout: PreparedData, k: int, rng: np.random.Generato
     raise ValueError(name)
 
 
-def split(n_rows: int, seed: int, permutation: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hold-out half, training rows, test rows) of one permutation, as ``run_classification`` splits."""
-    order = subset_rng(seed, permutation).permutation(n_rows)
-    half = len(order) // 2
-    rest = order[half:]
-    n_train = max(2, int(round(0.1 * len(rest))))
-    return order[:half], rest[:n_train], rest[n_train:]
-
-
 def measure(args) -> None:
     from experiments.datasets import load_dataset
     from experiments.jmlr import POSITIVE_LABEL
@@ -92,7 +83,7 @@ def measure(args) -> None:
     for j in range(args.projections):          # projections outer: a partial run covers every permutation
         for p in range(args.permutations):
             if p not in splits:
-                hold, train, test = split(ds.X.shape[0], args.seed, p)
+                hold, train, test = classification_split(ds.X.shape[0], args.seed, p)
                 splits[p] = (PreparedData(ds.X[hold]), train, test)
             holdout, train, test = splits[p]
             for name in args.subspaces:
@@ -194,13 +185,14 @@ def standardised_rounds(args):
     ds = load_dataset(args.dataset, data_dir=os.environ.get("PRIVPCA_DATA_DIR"))
     y_all = (np.asarray(ds.y).astype(str) == POSITIVE_LABEL[args.dataset]).astype(int)
     for p in range(args.permutations):
-        hold, train, test = split(ds.X.shape[0], args.seed, p)
+        hold, train, test = classification_split(ds.X.shape[0], args.seed, p)
         holdout = PreparedData(ds.X[hold])
         for j in range(args.projections):
             for name in args.subspaces:
                 V = projection(name, holdout, args.k, mechanism_rng(args.seed, p, j), args.epsilon, args.delta)
-                sc = StandardScaler().fit(ds.X[train] @ V)
-                yield p, j, name, sc.transform(ds.X[train] @ V), y_all[train], sc.transform(ds.X[test] @ V), y_all[test]
+                Z_train = ds.X[train] @ V
+                sc = StandardScaler().fit(Z_train)
+                yield p, j, name, sc.transform(Z_train), y_all[train], sc.transform(ds.X[test] @ V), y_all[test]
 
 
 def solver_check(args) -> pd.DataFrame:
