@@ -1,8 +1,13 @@
 """Differentially private PCA mechanisms (library code: NumPy/SciPy only, no Hydra, no I/O).
 
 Every mechanism is a function ``mechanism(X, k, *, rng, **params) -> MechanismOutput``;
-:func:`get_mechanism` looks one up by its config name, and
-:class:`mechanisms.estimator.PrivatePCA` wraps any of them as a scikit-learn estimator.
+:func:`get_mechanism` looks one up by its config name, and :class:`PrivatePCA` wraps any of them
+as a scikit-learn estimator.
+
+The public surface, for users and for mechanisms written outside this package, is what this module
+exports (``__all__``): the output and guarantee types, :class:`PreparedData`, the input checks, the
+neighbouring relations and guarantee statuses, and :class:`PrivatePCA`.  The underscore modules are
+internal.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
-from ._base import MechanismOutput, PrivacyGuarantee, PrivacyInputError
+from ._base import (GUARANTEE_STATUSES, NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE, MechanismOutput,
+                    PreparedData, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
+                    check_epsilon, check_k, second_moment)
 
 #: config name -> "module:function"
 MECHANISMS: dict[str, str] = {
@@ -39,4 +46,14 @@ def get_mechanism(name: str) -> Callable[..., MechanismOutput]:
     return getattr(import_module(module), func)
 
 
-__all__ = ["MECHANISMS", "MechanismOutput", "PrivacyGuarantee", "PrivacyInputError", "get_mechanism"]
+def __getattr__(name: str):
+    # PrivatePCA needs scikit-learn: import it only when it is asked for
+    if name == "PrivatePCA":
+        from .estimator import PrivatePCA
+        return PrivatePCA
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["GUARANTEE_STATUSES", "MECHANISMS", "NEIGHBOURING_RELATIONS", "ROW_NORM_TOLERANCE",
+           "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError", "PrivatePCA",
+           "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]

@@ -31,11 +31,40 @@ SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
 def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
                   neighbouring: str = "add-remove-one-row", clip: bool = False,
                   calibration: str = "paper") -> MechanismOutput:
-    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance
-    (noise std Δ_{ε,δ} for ``calibration="paper"``, the exact-profile minimum for ``"tight"``).
+    """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance.
 
-    Release: ``status``, ``noise_scale`` (Δ: a function of ε, δ and the relation only, never of n,
-    so it is public under add/remove too), ``calibration``.  Diagnostics (not private): ``n_clipped``.
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data; every row must have L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    epsilon : float
+        Privacy parameter ε > 0 (``calibration="paper"`` needs ε < 1).
+    delta : float
+        Privacy parameter δ in (0, 1).
+    rng : numpy.random.Generator
+        Source of the noise matrix E.
+    neighbouring : {"add-remove-one-row", "replace-one-row"}, default "add-remove-one-row"
+        The relation the guarantee refers to; replace-one-row multiplies the sensitivity by √2.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    calibration : {"paper", "tight"}, default "paper"
+        ``"paper"``: noise std Δ_{ε,δ} = √(2 ln(1.25/δ))/ε times the sensitivity; ``"tight"``: the
+        smallest std for the exact Gaussian privacy profile.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (top-k eigenvectors of XᵀX + E), the (ε, δ) guarantee, ``release`` with
+        ``status``, ``noise_scale`` (a function of ε, δ and the relation only, never of n, so it is
+        public under add/remove too) and ``calibration``; ``diagnostics`` (not private) with
+        ``n_clipped``.
+
+    References
+    ----------
+    Dwork, Talwar, Thakurta and Zhang, "Analyze Gauss: optimal bounds for privacy-preserving
+    principal component analysis", STOC 2014, Algorithm 1.
     """
     if neighbouring not in SENSITIVITY:
         raise PrivacyInputError(f"neighbouring must be one of {sorted(SENSITIVITY)}, got {neighbouring!r}")

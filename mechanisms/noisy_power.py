@@ -172,25 +172,52 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
                 p: int | None = None, iterations: int | None = None, gap: float = 0.5,
                 noise: str = "gaussian", neighbouring: str = "replace-one-row", calibration: str = "paper",
                 output: str = "projected", clip: bool = False, return_trace: bool = False) -> MechanismOutput:
-    """Hardt–Price private power method (PPM, Figure 3; privacy Lemma E.5 / Claim E.2; Laplace Cor. E.7).
+    """Hardt–Price private power method on A = XᵀX (module docstring: release and diagnostics).
 
     Parameters
     ----------
-    X : n x d data, rows of L2 norm <= 1 (refused above unless ``clip=True``).
-    k : target rank, 1 <= k < d.
-    epsilon, delta : privacy parameters (``delta`` ignored for ``noise="laplace"``, which is (ε, 0)-DP).
-    p : iteration width, k <= p <= d; default min(2k, d) (Corollary E.3 uses p = 2k).
-    iterations : number L of power iterations; default ``ceil(log d / gap)`` (Corollary E.3).
-    gap : public guess of γ = 1 - σ_{k+1}/σ_k used only for the default L.
-    noise : "gaussian" (ε, δ) or "laplace" (ε, 0).
-    neighbouring : "replace-one-row" (default) or "add-remove-one-row" (row-level, per person), or
-        "entry-level" (the paper's Definition E.1: NOT a per-person guarantee; only by name).
-    calibration : "paper" (σ = Δ ε⁻¹ sqrt(4 L' log 1/δ)), "zcdp" (exact zCDP inversion) or "tight"
-        (smallest σ for the exact Gaussian profile of the L' products, dp-accounting; Gaussian only).
-    output : "projected" (extra noisy product, Corollary E.3's B = X_L Y_{L+1}ᵀ) or "first-k".
-    return_trace : put every noisy product Y_l into ``release["trace"]`` (for tests and audits).
+    X : array-like of shape (n, d)
+        The data; every row must have L2 norm at most 1 (refused above unless ``clip=True``).
+    k : int
+        Target rank, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the starting matrix and of the noise.
+    epsilon : float
+        Privacy parameter ε > 0.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1); ignored for ``noise="laplace"``, which is (ε, 0)-DP.
+    p : int, optional
+        Iteration width, k <= p <= d; default min(2k, d) (Corollary E.3 uses p = 2k).
+    iterations : int, optional
+        Number L of power iterations; default ``ceil(log d / gap)`` (Corollary E.3).
+    gap : float, default 0.5
+        Public guess of γ = 1 − σ_{k+1}/σ_k, used only for the default L.
+    noise : {"gaussian", "laplace"}, default "gaussian"
+        Gaussian noise gives (ε, δ); Laplace noise gives (ε, 0) (Corollary E.7).
+    neighbouring : {"replace-one-row", "add-remove-one-row", "entry-level"}, default "replace-one-row"
+        The relation the guarantee refers to. ``"entry-level"`` is the paper's Definition E.1 and
+        is not a per-person guarantee; it is used only when asked for by name.
+    calibration : {"paper", "zcdp", "tight"}, default "paper"
+        ``"paper"``: σ = Δ ε⁻¹ √(4 L′ log 1/δ); ``"zcdp"``: exact zCDP inversion; ``"tight"``:
+        the smallest σ for the exact Gaussian profile of the L′ products (Gaussian only).
+    output : {"projected", "first-k"}, default "projected"
+        ``"projected"`` adds one more noisy product (Corollary E.3's B = X_L Y_{L+1}ᵀ);
+        ``"first-k"`` returns the first k columns of X_L.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    return_trace : bool, default False
+        Put every noisy product Y_l into ``release["trace"]`` (for tests and audits).
 
-    The matrix is A = XᵀX (see module docstring, which lists the release and diagnostics fields).
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal), the guarantee for the chosen relation, and the
+        ``release`` and ``diagnostics`` (not private) fields listed in the module docstring.
+
+    References
+    ----------
+    Hardt and Price, "The noisy power method: a meta algorithm with applications", NeurIPS 2014:
+    Figure 3 (PPM), Lemma E.5 / Claim E.2 (privacy), Corollary E.7 (Laplace).
     """
     X, n_clipped = check_data(X, clip=clip)
     n, d = X.shape

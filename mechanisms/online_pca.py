@@ -252,33 +252,59 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
     return gen(), None, None, clipped
 
 
-def online_pca(stream: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
+def online_pca(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                tree: bool = True, horizon: int | None = None, neighbouring: str = "zero-out-one-row",
                clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True,
                calibration: str = "paper") -> MechanismOutput:
     """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
 
-    ``stream``: an m x d array or an iterable of length-d rows (L2 norm <= 1; ``clip=True`` scales
-    longer rows back), consumed once.  ``horizon`` (m) is required for an iterable stream with
-    ``tree=True`` (the tree, hence the noise, depends on it); a stream longer than ``horizon`` is refused.
+    Parameters
+    ----------
+    X : array-like of shape (m, d), or iterable of length-d rows
+        The stream, consumed once; rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the subspaces played, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the noise.
+    epsilon : float
+        Privacy parameter ε > 0 for the whole sequence of outputs.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1).
+    tree : bool, default True
+        Tree-based aggregation of the noisy sums (section 4); False runs Algorithm 2 with a fresh
+        Gaussian mechanism per step and reports the composed bound (``exact=False``).
+    horizon : int, optional
+        The stream length m; required for an iterable stream with ``tree=True`` (the tree, hence
+        the noise, depends on it). A longer stream is refused.
+    neighbouring : {"zero-out-one-row", "replace-one-row"}, default "zero-out-one-row"
+        The relation the guarantee refers to (module docstring; add/remove is refused).
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    keep_subspaces, keep_curves : bool, default True
+        False leaves out the length-m arrays (``subspaces``; ``gains`` and ``regret_curve``), so
+        that release and diagnostics hold scalars only (for result records).
+    calibration : {"paper", "tight"}, default "paper"
+        Noise calibration (module docstring).
 
-    ``neighbouring``: "zero-out-one-row" (default, event-level) or "replace-one-row"; see the
-    module docstring (add/remove is refused).
+    Returns
+    -------
+    MechanismOutput
+        ``components``: the final subspace V_{m+1} (d x k). ``release``: ``subspaces`` (array
+        (m+1, d, k): V_1..V_{m+1}, V_t chosen before a_t; post-processing of the noisy sums), noise
+        scales and the tree shape. ``diagnostics`` (not private: computed from the raw rows):
+        ``gains``, ``cumulative_gain``, ``opt``, ``regret``, ``regret_curve`` (regret of the first t
+        steps against the best fixed subspace of those t rows), ``n_clipped`` and tree counters.
 
-    Returns the final subspace V_{m+1} (d x k) as ``components``.  ``release`` has ``subspaces``
-    (array (m+1, d, k): V_1..V_{m+1}, V_t chosen before a_t; post-processing of the noisy sums),
-    noise scales and the tree shape; ``diagnostics`` (not private: computed from the raw rows) has
-    ``gains`` (length m), ``cumulative_gain``, ``opt``, ``regret``, ``regret_curve`` (regret of the
-    first t steps against the best fixed subspace of those t rows), ``n_clipped`` and tree counters.
-    ``keep_subspaces=False`` / ``keep_curves=False`` leave out the length-m arrays (``subspaces``;
-    ``gains`` and ``regret_curve``) so that both parts hold scalars only (for result records).
-    ``calibration``: "paper" (default) or "tight" (module docstring).
+    References
+    ----------
+    Dwork, Talwar, Thakurta and Zhang, "Analyze Gauss: optimal bounds for privacy-preserving
+    principal component analysis", STOC 2014, section 4 and Algorithm 2.
     """
     calibration = check_calibration(calibration)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     sens = row_sensitivity(neighbouring)
-    rows, m_known, d, clipped = _rows(stream, clip)
+    rows, m_known, d, clipped = _rows(X, clip)
     m = m_known if horizon is None else int(horizon)
     if m_known is not None and horizon is not None and m_known > int(horizon):
         raise PrivacyInputError(f"stream has {m_known} rows, more than horizon={horizon}")

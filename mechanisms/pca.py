@@ -14,7 +14,27 @@ NO_PRIVACY = PrivacyGuarantee(epsilon=float("inf"), delta=0.0, neighbouring="non
 def pca(X, k: int, *, rng: np.random.Generator | None = None, clip: bool = False) -> MechanismOutput:
     """Top-k eigenvectors of the second-moment matrix A = XᵀX/n (uncentred, as in the paper).
 
-    No privacy.  Release: ``status``.  Diagnostics (not private): ``n_clipped``.
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data; every row must have L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    rng : numpy.random.Generator, optional
+        Unused (the output is deterministic); accepted so that every mechanism has one signature.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal), a guarantee with ε = ∞ (no privacy), ``release``
+        with ``status`` and ``diagnostics`` (not private) with ``n_clipped``.
+
+    References
+    ----------
+    Chaudhuri, Sarwate and Sinha, "A near-optimal algorithm for differentially-private principal
+    components", JMLR 14 (2013), eq. (2).
     """
     X, n_clipped = check_data(X, clip=clip)
     k = check_k(k, X.shape[1])

@@ -38,7 +38,32 @@ __all__ = ["ppca_iterative"]
 
 def ppca_iterative(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, clip: bool = False,
                    ) -> MechanismOutput:
-    """k successive exact vector-Bingham draws with ε/k each; pure ε-DP (replace-one-row)."""
+    """k successive exact vector-Bingham draws with ε/k each; pure ε-DP (replace-one-row).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data; every row must have L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    epsilon : float
+        Total privacy parameter ε > 0, split evenly over the k draws.
+    rng : numpy.random.Generator
+        Source of the k exact rejection samplers.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (v_1..v_k, orthonormal), an exact ε-DP guarantee (δ = 0), ``release`` and
+        ``diagnostics`` as listed in the module docstring.
+
+    References
+    ----------
+    Chaudhuri, Sarwate and Sinha, JMLR 14 (2013), Algorithm 2 with k = 1 (the vector Bingham
+    exponential mechanism) applied k times on the orthogonal complement, with basic composition.
+    """
     eps = check_epsilon(epsilon)
     X, n_clipped = check_data(X, clip=clip)
     n, d = X.shape

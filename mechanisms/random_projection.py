@@ -45,12 +45,35 @@ def random_subspace(X, k: int, *, rng: np.random.Generator, clip: bool = False,
                     entries: str = "gaussian", return_matrix: bool = False) -> MechanismOutput:
     """Orthonormal basis of the span of :func:`random_projection_matrix` (0-DP: ignores ``X``).
 
-    ``entries="gaussian"`` is the Haar-uniform subspace (QR of a Gaussian matrix with sign fix);
-    ``entries="uniform"`` the span of i.i.d. Uniform(0, 1) columns.  Release: ``status``,
-    ``entries`` and, with ``return_matrix=True``, the raw matrix as ``projection_matrix``
-    (data-independent, so releasing it costs no privacy; off by default so that records stay small).
-    Diagnostics (not private): ``n_clipped`` (the data are still validated, so that every mechanism
-    refuses the same inputs).
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data. Only validated (so that every mechanism refuses the same inputs); the output
+        does not depend on it.
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the random matrix.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    entries : {"gaussian", "uniform"}, default "gaussian"
+        ``"gaussian"``: the Haar-uniform subspace (QR of a Gaussian matrix with sign fix);
+        ``"uniform"``: the span of i.i.d. Uniform(0, 1) columns (module docstring).
+    return_matrix : bool, default False
+        Also release the raw matrix as ``release["projection_matrix"]`` (data-independent, so it
+        costs no privacy; off by default so that records stay small).
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal), a 0-DP guarantee (data-independent output),
+        ``release`` with ``status`` and ``entries``, ``diagnostics`` (not private) with
+        ``n_clipped``.
+
+    References
+    ----------
+    Chaudhuri, Sarwate and Sinha, "A near-optimal algorithm for differentially-private principal
+    components", JMLR 14 (2013), section 6.3.
     """
     if entries not in RANDOM_ENTRIES:
         raise ValueError(f"entries must be one of {RANDOM_ENTRIES}, got {entries!r}")

@@ -71,17 +71,49 @@ def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
             buf, have = ([rest] if rest.shape[0] else []), rest.shape[0]
 
 
-def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size: int,
+def streaming_power(X: Any, k: int, *, rng: np.random.Generator, block_size: int,
                     iterations: int | None = None, p: int | None = None, d: int | None = None,
                     epsilon: float | None = None, delta: float = 1e-6, clip: bool = False,
                     calibration: str = "paper") -> MechanismOutput:
     """Block streaming power method (Hardt–Price Theorem 3.2 / appendix D); optional private variant.
 
-    ``stream``: n x d array, :class:`PreparedData`, or iterable of rows/chunks, read once.  ``iterations`` L: number of blocks
-    to consume (default: as many full blocks as the stream holds).  ``p`` (default k) columns are
-    iterated; the output is the first k columns of X_L.  Release and diagnostics fields: see the
-    module docstring.  ``calibration``: "paper" (default) or "tight" (see
-    :func:`streaming_power_noise_scale`; ignored when non-private).
+    Parameters
+    ----------
+    X : array-like of shape (n, d), PreparedData, or iterable of rows or row chunks
+        The stream, read once; a private run requires rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the starting matrix and of the noise.
+    block_size : int
+        Rows per block B; each power step consumes one disjoint block.
+    iterations : int, optional
+        Number L of blocks to consume; default as many full blocks as the stream holds.
+    p : int, optional
+        Number of iterated columns (default k); the output is the first k columns of X_L.
+    d : int, optional
+        Dimension, needed only when the stream cannot tell it before its first row.
+    epsilon : float, optional
+        None (default) runs the paper's non-private method; a value ε > 0 the private variant.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1) of the private variant.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    calibration : {"paper", "tight"}, default "paper"
+        Noise of the private variant (:func:`streaming_power_noise_scale`); ignored when
+        non-private.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal), the guarantee ((ε, δ), replace-one-row, for the
+        private variant; none otherwise), and the ``release`` and ``diagnostics`` (not private)
+        fields listed in the module docstring.
+
+    References
+    ----------
+    Hardt and Price, "The noisy power method: a meta algorithm with applications", NeurIPS 2014,
+    Theorem 3.2 and appendix D.
     """
     calibration = check_calibration(calibration)
     if block_size < 1:
@@ -94,8 +126,8 @@ def streaming_power(stream: Any, k: int, *, rng: np.random.Generator, block_size
     else:
         sigma = 0.0
     bound = 1.0 if private else float("inf")
-    pre_clipped = stream.n_clipped if isinstance(stream, PreparedData) else 0
-    blocks = _row_blocks(stream, block_size)
+    pre_clipped = X.n_clipped if isinstance(X, PreparedData) else 0
+    blocks = _row_blocks(X, block_size)
     Xl = None
     L = 0
     n_clipped = 0
