@@ -1,6 +1,6 @@
 """Private power method (PPM) of Hardt & Price, "The noisy power method" (NIPS 2014).
 
-Paper text: ``/work/shared/papers/001_*`` (appendix E).  The algorithm (their Figure 3,
+Appendix E of the paper.  The algorithm (their Figure 3,
 "PPM") is
 
     X_0 = random orthonormal d x p

@@ -1,6 +1,6 @@
 """Private online PCA of Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss" (STOC 2014), section 4.
 
-Paper text: ``/work/shared/papers/000_*``.  Notation there: m rows a_t in R^n (here: d), rank k.
+Notation of the paper: m rows a_t in R^n (here: d), rank k.
 
 * **Algorithm 2 (FPL with Gaussian noise)** — ``tree=False``: at step t the learner plays V_t
   (chosen before seeing a_t), earns ``tr(V_tᵀ a_t a_tᵀ V_t) = ||V_tᵀ a_t||²``, then computes

@@ -1,6 +1,6 @@
 """Streaming PCA by the noisy power method — Hardt & Price (NIPS 2014), section 3 / appendix D.
 
-Paper text: ``/work/shared/papers/001_*`` (appendix D: Lemma D.1, proof of Theorem 3.2, Lemma D.2
+Appendix D of the paper (Lemma D.1, proof of Theorem 3.2, Lemma D.2
 for the spiked covariance model).  Each iteration consumes a FRESH block of B samples:
 
     Y_l = (1/B) Σ_{z in block l} z zᵀ X_{l-1},   X_l = orthonormalise(Y_l)
