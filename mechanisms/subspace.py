@@ -1,6 +1,6 @@
 """Singhal & Steinke, "Privately learning subspaces" (NeurIPS 2021): exact and approximate cases.
 
-Paper text: ``/work/shared/papers/004_*``.  The paper stores points as columns of a d x n matrix;
+The paper stores points as columns of a d x n matrix;
 here, as everywhere in privpca, X is n x d with one point (individual) per row.
 
 Neighbouring relation: the paper's (Definition A.11 and the remark after it; Theorems 1.1/1.2
@@ -8,7 +8,8 @@ Neighbouring relation: the paper's (Definition A.11 and the remark after it; The
 Neither estimator needs a norm bound for privacy (the exact case only uses which points lie in
 which subspace; the approximate case only uses projection matrices), but for uniformity with the
 rest of the harness rows above ``row_norm_bound`` (default 1) are refused unless ``clip=True``
-(clipping rescales a point, which changes neither its span nor, for Algorithm 1, any score);
+(clipping rescales a point, which changes neither its span nor any exact-case score, computed on the
+rows as given);
 pass ``row_norm_bound=float("inf")`` to accept any finite data.
 
 ``⊥`` / NULL outputs are returned, not raised: ``components=None``, ``release["status"] = "bottom"``,
@@ -17,26 +18,29 @@ decided on public quantities or on the mechanism's noisy values); the guarantee 
 (⊥ is one of the private outcomes).  Each function's docstring lists which of its output fields
 are release and which diagnostics (exact data statistics: not private).
 
-:func:`subspace_exact` — the exact case (section 4) with the paper's scores, FIXED to be (ε, δ)-DP:
-propose-test-release on the top candidate's score gap with truncated-Laplace noise TLap(2, ε, δ)
-(Lemma A.14); proof and departures from the paper in ``docs/subspace_exact_privacy.md``.
+:func:`subspace_exact` — the exact case (section 4) with the paper's scores and a propose-test-release
+test on the top candidate's score gap (truncated Laplace, Lemma A.14), decided in exact rational
+arithmetic (:mod:`mechanisms.rational_subspaces`) and releasing the subspace's canonical frame; proof
+and departures from the paper in ``docs/subspace_exact_privacy.md``.
 :func:`_subspace_exact_paper_unfixed` — Algorithm 1 (DPESSE) as written: GAP-MAX (Lemma A.16) over the
-data-dependent candidate set plus NULL.  NOT differentially private (issue 10); audit variant only.
+data-dependent candidate set plus NULL.  NOT differentially private; audit variant only.
 :func:`subspace_approx` — Algorithm 2 (DPASE): subsample-and-aggregate with reference points and a
 stable (ε, δ)-DP histogram on randomly offset cells.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
-from .linalg import fix_signs, top_k_eigenvectors
+from .linalg import top_k_eigenvectors
+from .rational_subspaces import Key, Members, canonical_frame, lines_array, primitive_rows, subspace_key
 
 NEIGHBOURING = "replace-one-row"
 
@@ -98,14 +102,8 @@ def exact_ptr_threshold(epsilon: float, delta: float) -> float:
     A top candidate that differs between two neighbours has gap <= 2 on both, so its noisy gap
     (gap + TLap(2, ε, δ), noise < A) never exceeds τ (docs/subspace_exact_privacy.md, Claim 3).
     """
-    _, A = truncated_laplace_params(GAP_SENSITIVITY, epsilon, delta)
+    _, A = _noise_params(epsilon, delta)
     return GAP_SENSITIVITY + A
-
-
-def exact_ptr_pass_probability(gap: float, epsilon: float, delta: float) -> float:
-    """P[gap + TLap(2, ε, δ) > τ]: the probability that :func:`subspace_exact` releases its top
-    candidate when that candidate's score exceeds every other subspace's score by ``gap``."""
-    return truncated_laplace_survival(exact_ptr_threshold(epsilon, delta) - gap, GAP_SENSITIVITY, epsilon, delta)
 
 
 def exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
@@ -115,7 +113,7 @@ def exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
     Lemma 4.3 gives u(s_*) >= n − 2ℓ and u(s) <= ℓ for every other k-dim s, so the gap is >= n − 3ℓ;
     the release happens surely when gap − A >= τ = 2 + A.
     """
-    _, A = truncated_laplace_params(GAP_SENSITIVITY, epsilon, delta)
+    _, A = _noise_params(epsilon, delta)
     return 3 * ell + 2.0 * A + 2.0
 
 
@@ -140,20 +138,22 @@ def paper_exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
 
 
 def _exact_inputs(X: Any, k: int, epsilon: float, delta: float, ell: int | None, too_many: str,
-                  row_norm_bound: float, clip: bool, *, min_ell: int, default_ell: int | None = None,
-                  tol: float = 1e-8, max_candidates: int = 1):
-    """Validation shared by the fixed and the paper's exact-case estimators."""
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
-        raise PrivacyInputError(f"tol must be a finite number >= 0, got {tol!r}")
+                  row_norm_bound: float, clip: bool, *, min_ell: int, max_candidates: int = 1):
+    """Validation shared by the exact-case estimators; returns the rows as given (not clipped).
+
+    Exact membership is invariant under rescaling a row, so the scores are computed on the rows as
+    given; the row-norm check (and ``clip``) still applies, for uniformity with the other mechanisms.
+    """
     if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) or max_candidates < 1:
         raise PrivacyInputError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
-    X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
+    _, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
+    X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     k = check_k(k, d)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     if ell is None:
-        ell = max(min_ell, k - 1) if default_ell is None else default_ell
+        ell = max(min_ell, k - 1)
     if isinstance(ell, bool) or int(ell) != ell or int(ell) < min_ell:
         raise PrivacyInputError(f"ell must be an integer >= {min_ell}, got {ell!r}")
     if too_many not in ("raise", "bottom"):
@@ -167,63 +167,58 @@ def _too_many_message(n: int, k: int, n_subsets: int, max_candidates: int) -> st
             f"small inputs")
 
 
-def _exact_candidates(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarray], np.ndarray, int]:
-    """Every k-dim subspace s with score u(X, s) >= 1, its orthonormal basis and its score.
+def _exact_candidates(X: np.ndarray, k: int) -> tuple[list[Key], np.ndarray, list[tuple[int, ...]], int]:
+    """Every k-dim subspace s with score u(X, s) >= 1, decided in exact rational arithmetic.
 
     Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}``.  The subspaces
     with u >= 1 are exactly the spans of k linearly independent data points (the paper's candidate
     set, Algorithm 1); every other k-dim subspace has u = 0 (docs/subspace_exact_privacy.md, Claim 1).
-    "x ∈ s" means ``||x − P_s x|| <= tol``; a k-subset whose rows all lie in an already found candidate
-    spans that candidate and is skipped, so each subspace appears once (a rounded-projector key, used
-    before, split one subspace into two keys when an entry rounded to −0.0 — a duplicated top candidate
-    has gap 0, which would break the privacy argument);
-    ``sup`` is the maximum over {0} (it holds the zero rows) and the (k−1)-dim spans of points of s —
-    enough, since s is spanned by its points, so any proper subspace's points extend to such a span.
-    Returns (bases, integer scores, number of zero rows), in the order of first appearance.
+    "x ∈ s" is exact membership of the float row x, a rational vector
+    (:mod:`mechanisms.rational_subspaces`); subspaces are identified by their canonical keys (RREF),
+    so each appears once.  ``sup`` is the maximum over {0} (it holds the zero rows) and the
+    (k−1)-dim spans of points of s, each counted once by key — enough, since s is spanned by its
+    points, so any proper subspace's points extend to such a span.
+    Returns (keys, integer scores, witnesses, number of zero rows) in the order of first appearance;
+    the witness of a candidate is the first k-subset of rows (in row order) spanning it.
     """
-    norms = np.linalg.norm(X, axis=1)
-    is_zero = norms <= tol
-    n_zero = int(is_zero.sum())
+    return _exact_candidates_cached(np.ascontiguousarray(X).tobytes(), X.shape, int(k))
 
-    def basis(rows) -> np.ndarray | None:
-        if len(rows) == 1:                     # a line: no SVD needed
-            i = rows[0]
-            return None if is_zero[i] else (X[i] / norms[i])[:, None]
-        M = X[list(rows)].T
-        U, s, _ = np.linalg.svd(M, full_matrices=False)
-        r = int(np.sum(s > tol * max(1.0, s[0] if s.size else 1.0)))
-        return U[:, :r] if r == len(rows) else None
 
-    covered: set[tuple[int, ...]] = set()   # k-subsets already known to span a found candidate
-    bases: list[np.ndarray] = []
+@functools.lru_cache(maxsize=8)
+def _exact_candidates_cached(data: bytes, shape: tuple[int, int], k: int):
+    # The scores are a deterministic function of (X, k); audits run one dataset thousands of times.
+    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    lines = primitive_rows(X)
+    L = lines_array(lines)
+    nonzero = [i for i, line in enumerate(lines) if any(line)]
+    n_zero = len(lines) - len(nonzero)
+    keys: list[Key] = []
     scores: list[int] = []
-    for S in itertools.combinations(range(X.shape[0]), k):
+    witnesses: list[tuple[int, ...]] = []
+    covered: set[tuple[int, ...]] = set()     # k-subsets of rows already known to span a found candidate
+    for S in itertools.combinations(nonzero, k):
         if S in covered:
             continue
-        Q = basis(S)
-        if Q is None:
+        key = subspace_key([lines[i] for i in S])
+        if len(key) < k:
             continue
-        inside = np.linalg.norm(X - (X @ Q) @ Q.T, axis=1) <= tol
-        covered.update(itertools.combinations(
-            [i for i in np.flatnonzero(inside) if not is_zero[i]], k))
-        count = int(inside.sum())
+        inside = Members(key)(L)
+        pts = [i for i in nonzero if inside[i]]
+        covered.update(itertools.combinations(pts, k))
         sup = n_zero
         if k > 1:
-            pts = [i for i in np.flatnonzero(inside) if not is_zero[i]]
-            seen_t: set[bytes] = set()
-            Xs = X[inside]
+            Ls = L[inside]
+            seen: set[Key] = set()
             for T in itertools.combinations(pts, k - 1):
-                Qt = basis(T)
-                if Qt is None:
+                key_t = subspace_key([lines[i] for i in T])
+                if len(key_t) < k - 1 or key_t in seen:
                     continue
-                kt = (np.round(Qt @ Qt.T, 6) + 0.0).tobytes()   # optimisation only (max is idempotent)
-                if kt in seen_t:
-                    continue
-                seen_t.add(kt)
-                sup = max(sup, int(np.sum(np.linalg.norm(Xs - (Xs @ Qt) @ Qt.T, axis=1) <= tol)))
-        bases.append(Q)
-        scores.append(count - sup)
-    return bases, np.array(scores, dtype=float), n_zero
+                seen.add(key_t)
+                sup = max(sup, int(np.count_nonzero(Members(key_t)(Ls))))
+        keys.append(key)
+        scores.append(int(np.count_nonzero(inside)) - sup)
+        witnesses.append(S)
+    return keys, np.array(scores, dtype=float), witnesses, n_zero
 
 
 def _top_and_gap(scores: np.ndarray) -> tuple[int | None, float, float]:
@@ -241,54 +236,152 @@ def _top_and_gap(scores: np.ndarray) -> tuple[int | None, float, float]:
     return int(order[0]), float(scores[order[0]]) - runner_up, runner_up
 
 
+#: Bound on the error of the release decision's floating-point arithmetic (docs, Claim 5).
+_FLOAT_ERROR = 2.0 ** -40
+
+
+def _float_slack(epsilon: float) -> float:
+    """η = (1 + e^ε)·2⁻⁴⁰: the share of δ reserved for the floating-point error of the release decision.
+
+    The release happens when a uniform draw on the 2⁻⁵³ grid falls below the computed pass
+    probability p; that event's probability differs from the exact pass probability of the noise with
+    the computed (λ, A) by less than 2⁻⁵³ + p·2⁻⁴¹ < 2⁻⁴⁰ (closed form in exp and expm1 of arguments
+    below 2⁷, each accurate to a few ulps).  An additive error e on both neighbours' probabilities turns
+    P <= e^ε P′ + δ′ into P <= e^ε P′ + δ′ + (1 + e^ε) e (docs/subspace_exact_privacy.md, Claim 5).
+    """
+    return (1.0 + math.exp(epsilon)) * _FLOAT_ERROR
+
+
+def _noise_delta(epsilon: float, delta: float) -> float:
+    """δ₀ = (δ − η)/(1 + 2⁻⁴⁰): the δ the truncated Laplace test is calibrated for.
+
+    η is :func:`_float_slack`; the factor 1/(1 + 2⁻⁴⁰) absorbs the rounding of A, whose tail mass at
+    A − 2 is δ₀ to within that relative error.  δ₀ + 2⁻⁴⁰δ₀ + η = δ.
+    """
+    d0 = (delta - _float_slack(epsilon)) / (1.0 + _FLOAT_ERROR)
+    if not d0 > 0:
+        raise PrivacyInputError(f"delta must exceed {_float_slack(epsilon):.3g} (the share reserved for "
+                                f"floating-point error at epsilon={epsilon:g}), got {delta!r}")
+    return d0
+
+
+def _noise_params(epsilon: float, delta: float) -> tuple[float, float]:
+    """(λ, A) of the test's noise TLap(2, ε, δ₀) (Lemma A.14), with λ rounded up so that 2/λ <= ε exactly."""
+    lam = math.nextafter(GAP_SENSITIVITY / epsilon, math.inf)
+    return lam, lam * math.log1p(math.expm1(epsilon) / (2.0 * _noise_delta(epsilon, delta)))
+
+
+def exact_ptr_pass_probability(gap: float, epsilon: float, delta: float) -> float:
+    """P[release] of :func:`subspace_exact` for an integer score gap: P[gap + Z > τ], Z ~ TLap(2, ε, δ₀).
+
+    With m = gap − 2: 0 for m <= 0 (exactly, Claim 3); otherwise
+    P[Z > A − m] = e^{−(A−m)/λ}(1 − e^{−m/λ}) / (2(1 − e^{−A/λ})) for m <= A, computed with expm1 so
+    that no cancellation occurs, and 1 − P[Z > m − A] beyond.
+    """
+    m = float(gap) - GAP_SENSITIVITY
+    if m <= 0:
+        return 0.0
+    lam, A = _noise_params(epsilon, delta)
+    if m >= 2.0 * A:
+        return 1.0
+    if m <= A:
+        return math.exp(-(A - m) / lam) * -math.expm1(-m / lam) / (2.0 * -math.expm1(-A / lam))
+    t = m - A                                  # P[Z > −t] = 1 − P[Z > t], 0 < t < A
+    return 1.0 - math.exp(-t / lam) * -math.expm1(-(A - t) / lam) / (2.0 * -math.expm1(-A / lam))
+
+
 def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                   ell: int | None = None, tol: float = 1e-8, max_candidates: int = 20000,
-                   too_many: str = "raise", row_norm_bound: float = 1.0,
-                   clip: bool = False) -> MechanismOutput:
-    """Exact-case subspace estimation (Singhal–Steinke section 4, Problem 4.1), FIXED: (ε, δ)-DP under
-    replace-one-row for every input.  Proof: docs/subspace_exact_privacy.md.
+                   ell: int | None = None, max_candidates: int = 20000, too_many: str = "raise",
+                   row_norm_bound: float = 1.0, clip: bool = False) -> MechanismOutput:
+    """Exact-case subspace estimation (Singhal–Steinke section 4, Problem 4.1) with a propose-test-release
+    test on the score gap: (ε, δ)-DP under replace-one-row for every input of finite floats.
 
     The paper's Algorithm 1 (GAP-MAX over the data-dependent candidate set) is not differentially
-    private (issue 10; kept as :func:`_subspace_exact_paper_unfixed` for audits only).  This version
-    keeps the paper's score ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}`` and candidates (spans of k
-    data points, :func:`_exact_candidates`) and replaces GAP-MAX + NULL by propose-test-release:
+    private (kept as :func:`_subspace_exact_paper_unfixed` for audits only).  This estimator keeps the
+    paper's score ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}`` and candidates (spans of k data points)
+    and replaces GAP-MAX + NULL by propose-test-release:
 
     1. s₁ = the top-scoring candidate; gap = u(s₁) − max(0, second-largest candidate score)
        (every non-candidate k-dim subspace scores 0).  The gap has sensitivity 2.
-    2. noisy_gap = gap + Z, Z ~ TLap(2, ε, δ) (Lemma A.14; the whole budget (ε, δ) goes to this test).
-    3. Release s₁ if noisy_gap > τ = 2 + A (:func:`exact_ptr_threshold`), else ⊥.  The noisy gap is
-       released too (status and noisy gap are both covered by the guarantee).
+    2. Release s₁ with probability P[gap + Z > τ], Z ~ TLap(2, ε, δ₀) (Lemma A.14), τ = 2 + A
+       (:func:`exact_ptr_pass_probability`); otherwise ⊥.  Only the decision is drawn, by one uniform
+       draw compared with that probability: no noisy real number is released.
+    3. The released s₁ is given by :func:`mechanisms.rational_subspaces.canonical_frame`, a frame that
+       is a function of the subspace alone (not of the rows that span it).
 
-    Neighbours with different top candidates both have gap <= 2, so their noisy gaps stay below τ
-    and both answer ⊥; neighbours with the same top candidate differ only through the noisy gap.
-    There is no NULL candidate: ⊥ plays its role.  ℓ does not enter the algorithm; it only sets the
-    diagnostic sample bound :func:`exact_min_samples` (n >= 3ℓ + 2A + 2 returns s_* surely under
-    Problem 4.1, against 3ℓ + 2·max(4 log(1/δ)/ε, 2A) + 2 for the paper's algorithm).
+    Every membership, score and subspace identity is decided in exact rational arithmetic on the
+    float rows, so the proof's claims hold for the computed quantities; δ₀ = δ − η reserves
+    η = (1 + e^ε)·2⁻⁴⁰ for the floating-point error of the release decision.  Proof:
+    docs/subspace_exact_privacy.md.  Rows that lie on a common subspace only up to rounding are in
+    general position for this estimator (the answer is then ⊥); approximately low-rank data is the
+    approximate case, :func:`subspace_approx`.
 
-    ``release``: ``status`` ("ok"/"bottom"), ``noisy_gap``, ``threshold`` (τ, data independent) and,
-    for ⊥, ``reason``.  ``diagnostics`` (NOT private): exact scores, gap, candidate counts, the exact
-    pass probability, clipping count.  Combinatorial search: when ``C(n, k) > max_candidates`` a
-    :class:`PrivacyInputError` is raised (``too_many="raise"``) or ⊥ returned without any noisy gap
-    (``too_many="bottom"``); this depends only on (n, k), public under replacement.  "x ∈ s" means
-    ``||x − P_s x|| <= tol`` (the proof treats membership as exact; see the note's caveats).
-    ``ell`` defaults to k − 1 (general position) and must be >= 0.
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        One individual per row; rows of norm above ``row_norm_bound`` are refused unless ``clip``.
+        Membership is scale invariant, so clipping changes no score.
+    k : int
+        Dimension of the subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the one uniform draw of the test.
+    epsilon, delta : float
+        The privacy parameters, ε > 0 and (1 + e^ε)·2⁻⁴⁰ < δ < 1.
+    ell : int, optional
+        ℓ of Problem 4.1 (default k − 1, general position); sets only the diagnostic sample bound
+        :func:`exact_min_samples`.
+    max_candidates : int, default 20000
+        Cap on C(n, k): above it the estimator raises (``too_many="raise"``) or returns ⊥
+        (``too_many="bottom"``); the decision depends on (n, k) only, public under replacement.
+    too_many : {"raise", "bottom"}
+    row_norm_bound : float, default 1.0
+    clip : bool, default False
+
+    Returns
+    -------
+    MechanismOutput
+        ``components``: the d x k canonical frame of s₁, or ``None`` for ⊥.  ``release``: ``status``
+        ("ok" or "bottom"), ``bottom``, ``threshold`` (τ, data independent) and, for ⊥, ``reason``
+        (a fixed string).  ``diagnostics`` (NOT private): exact scores, gap, candidate counts, the
+        release probability, clipping count.
+
+    References
+    ----------
+    V. Singhal and T. Steinke, "Privately learning subspaces", NeurIPS 2021, section 4 (Algorithm 1,
+    Lemmas 4.3–4.4) and Lemma A.14 (truncated Laplace).
     """
+    return _exact_ptr(X, k, rng=rng, epsilon=epsilon, delta=delta, ell=ell, max_candidates=max_candidates,
+                      too_many=too_many, row_norm_bound=row_norm_bound, clip=clip, frame=_canonical_frame)
+
+
+def _canonical_frame(key: Key, witness: tuple[int, ...], X: np.ndarray) -> np.ndarray:
+    """The released frame of :func:`subspace_exact`: a function of the subspace (its key) alone."""
+    return canonical_frame(key)
+
+
+EXACT_NOTE = ("Singhal-Steinke exact case with propose-test-release on the score gap (the paper's "
+              "GAP-MAX over a data-dependent candidate set is not DP): exact rational membership, "
+              "release decided by one uniform draw against P[gap + TLap(2, eps, delta0) > 2 + A], "
+              "canonical frame of the subspace; proof in docs/subspace_exact_privacy.md")
+
+
+def _exact_ptr(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float, ell: int | None,
+               max_candidates: int, too_many: str, row_norm_bound: float, clip: bool,
+               frame: Callable[[Key, tuple[int, ...], np.ndarray], np.ndarray],
+               note: str = EXACT_NOTE, status: str = "proven") -> MechanismOutput:
+    """The body of :func:`subspace_exact`; ``frame`` builds the released components (audit variants
+    substitute frames that are not functions of the subspace)."""
     X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=0, tol=tol, max_candidates=max_candidates)
+                                                  min_ell=0, max_candidates=max_candidates)
     n = X.shape[0]
     n_subsets = math.comb(n, k)
-    guarantee = PrivacyGuarantee(
-        eps, dl, NEIGHBOURING, exact=True,
-        note="Singhal-Steinke exact case, FIXED (issue 10): the paper's GAP-MAX over a data-dependent "
-             "candidate set is not DP; releases the top-scoring subspace only if its score gap + "
-             "TLap(2, eps, delta) exceeds 2 + A (propose-test-release), else bottom; "
-             "proof in docs/subspace_exact_privacy.md")
-    lam, A = truncated_laplace_params(GAP_SENSITIVITY, eps, dl)
-    tau = exact_ptr_threshold(eps, dl)
+    d0 = _noise_delta(eps, dl)
+    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=status == "proven", note=note, status=status)
+    lam, A = _noise_params(eps, dl)
     diagnostics: dict[str, Any] = {
         "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
-        "tol": tol, "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
-        "min_samples": exact_min_samples(ell, eps, dl),
+        "noise": "truncated-laplace(2, eps, delta0)", "noise_scale": lam, "noise_bound": A,
+        "delta0": d0, "min_samples": exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
         if too_many == "raise":
@@ -297,18 +390,18 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
                    _too_many_message(n, k, n_subsets, max_candidates)}
         return _exact_output(None, guarantee, release, diagnostics)
 
-    bases, scores, n_zero = _exact_candidates(X, k, tol)
+    keys, scores, witnesses, n_zero = _exact_candidates(X, k)
     top, gap, runner_up = _top_and_gap(scores)
-    noisy_gap = gap + float(truncated_laplace(GAP_SENSITIVITY, eps, dl, rng))
-    diagnostics.update(n_candidates=len(bases), n_zero_rows=n_zero, gap=gap, runner_up_score=runner_up,
-                       top_score=float(scores[top]) if top is not None else 0.0,
-                       pass_probability=exact_ptr_pass_probability(gap, eps, dl))
-    release: dict[str, Any] = {"noisy_gap": noisy_gap, "threshold": tau}
-    if top is None or not noisy_gap > tau:
-        release.update(status="bottom", reason="noisy score gap below the threshold")
+    p = exact_ptr_pass_probability(gap, eps, dl) if top is not None else 0.0
+    u = float(rng.random())
+    diagnostics.update(n_candidates=len(keys), n_zero_rows=n_zero, gap=gap, runner_up_score=runner_up,
+                       top_score=float(scores[top]) if top is not None else 0.0, pass_probability=p)
+    release: dict[str, Any] = {"threshold": exact_ptr_threshold(eps, dl)}
+    if not u < p:
+        release.update(status="bottom", reason="score gap test not passed")
         return _exact_output(None, guarantee, release, diagnostics)
     release["status"] = "ok"
-    return _exact_output(fix_signs(bases[top].copy()), guarantee, release, diagnostics)
+    return _exact_output(frame(keys[top], witnesses[top], X), guarantee, release, diagnostics)
 
 
 def _exact_output(components: np.ndarray | None, guarantee: PrivacyGuarantee, release: dict[str, Any],
@@ -320,7 +413,7 @@ def _exact_output(components: np.ndarray | None, guarantee: PrivacyGuarantee, re
 
 
 def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
-                                  delta: float = 1e-6, ell: int | None = None, tol: float = 1e-8,
+                                  delta: float = 1e-6, ell: int | None = None,
                                   max_candidates: int = 20000, too_many: str = "raise",
                                   row_norm_bound: float = 1.0, clip: bool = False) -> MechanismOutput:
     """KNOWN BROKEN — NOT differentially private.  Singhal–Steinke Algorithm 1 (DPESSE) as written, for
@@ -330,26 +423,26 @@ def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, e
     included, score :func:`exact_null_score`), output ``argmax_s max{0, u(s) − u(s₂) − 1} + ξ(s)``,
     ξ ~ TLap(2, ε, δ) i.i.d. over the candidates of X only.  When the two highest scores are within 1,
     every gap is 0 and the output is the argmax of pure noise over candidates that may exist in only
-    one of two neighbouring datasets.  Counterexample (issue 10, tests/test_subspace.py): ε = 1,
+    one of two neighbouring datasets.  Counterexample (tests/test_subspace_exact_privacy.py): ε = 1,
     δ = 1e-6, d = 3, k = 1, 57 rows e₁ plus one row e₂ vs the same with e₃: span(e₂) is output with
     probability ≈ 1/3 under the first and 0 under the second.  The guarantee records the paper's
     claimed (ε, δ) with ``exact=False`` and a note saying it is false.  Same keyword arguments as
     :func:`subspace_exact`, except that ``ell`` defaults to max(1, k − 1) and must be >= 1.
     """
     X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=1, tol=tol, max_candidates=max_candidates)
+                                                  min_ell=1, max_candidates=max_candidates)
     n = X.shape[0]
     n_subsets = math.comb(n, k)
     guarantee = PrivacyGuarantee(
         eps, dl, NEIGHBOURING, exact=False,
-        note="KNOWN NOT DP (issue 10): Singhal-Steinke Algorithm 1 as written (GAP-MAX with NULL over a "
+        note="KNOWN NOT DP: Singhal-Steinke Algorithm 1 as written (GAP-MAX with NULL over a "
              "data-dependent candidate set); the (eps, delta) recorded is the paper's false claim; "
              "audit variant only", status="known false")
     lam, A = truncated_laplace_params(2.0, eps, dl)
     null_score = exact_null_score(ell, eps, dl)
     diagnostics: dict[str, Any] = {
         "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
-        "tol": tol, "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
+        "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
         "null_score": null_score, "min_samples_lemma_4_4": paper_exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
@@ -359,18 +452,18 @@ def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, e
         release = {"status": "bottom", "reason": "too many candidates: " +
                    _too_many_message(n, k, n_subsets, max_candidates)}
         return _exact_output(None, guarantee, release, diagnostics)
-    bases, cand_scores, n_zero = _exact_candidates(X, k, tol)
+    keys, cand_scores, _, n_zero = _exact_candidates(X, k)
     scores = np.concatenate([[null_score], cand_scores])      # index 0 = NULL
     order = np.argsort(-scores, kind="stable")
     s2 = float(scores[order[1]]) if scores.size > 1 else -np.inf
     gaps = np.maximum(0.0, scores - s2 - 1.0)
     xi = truncated_laplace(2.0, eps, dl, rng, size=scores.size)
     winner = int(np.argmax(gaps + xi))
-    diagnostics.update(n_candidates=len(bases), n_zero_rows=n_zero, top_score=float(scores[order[0]]),
+    diagnostics.update(n_candidates=len(keys), n_zero_rows=n_zero, top_score=float(scores[order[0]]),
                        second_score=s2, winner_score=float(scores[winner]))
     if winner == 0:
         return _exact_output(None, guarantee, {"status": "bottom", "reason": "NULL"}, diagnostics)
-    return _exact_output(fix_signs(bases[winner - 1].copy()), guarantee, {"status": "ok"}, diagnostics)
+    return _exact_output(canonical_frame(keys[winner - 1]), guarantee, {"status": "ok"}, diagnostics)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -433,10 +526,11 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
 
     Release: ``status``/``bottom``/``reason``; the parameters ``t``, ``m``, ``q``, ``cell_width``,
     ``laplace_scale``, ``threshold``, ``C0``, ``C1``, ``C2``, ``gamma`` (functions of n, d, k, ε, δ, γ);
-    ``offset`` (the grid offset λ, data-independent randomness); ``best_noisy_count`` (the largest
-    noisy count among the cells the stable histogram releases: part of the histogram's output).
+    ``offset`` (the grid offset λ, data-independent randomness).
     Diagnostics (not private): ``max_true_count`` (the true maximum cell count),
-    ``n_nonempty_cells`` (the exact number of non-empty cells), ``n_clipped``.
+    ``n_nonempty_cells`` (the exact number of non-empty cells), ``n_clipped``, and
+    ``best_noisy_count`` (the largest noisy count among the released cells: a Laplace-noised float
+    whose low-order bits the proof does not cover, so it is not released).
     """
     X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     n, d = X.shape
@@ -475,7 +569,7 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     if not np.any(released):
         return _bottom(guarantee, "no cell released by the stable histogram", release, diagnostics)
     best = int(np.argmax(np.where(released, noisy, -np.inf)))
-    release["best_noisy_count"] = float(noisy[best])
+    diagnostics["best_noisy_count"] = float(noisy[best])
     if noisy[best] < t / 2:
         return _bottom(guarantee, "no cell with t/2 points", release, diagnostics)
     corner = lam * width + uniq[best] * width

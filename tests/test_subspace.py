@@ -16,12 +16,18 @@ from mechanisms.subspace import (_subspace_exact_paper_unfixed, approx_parameter
 
 
 def planted_exact(n, d, k, rng, n_adv=0):
-    U = np.linalg.qr(rng.standard_normal((d, k)))[0]
-    X = rng.standard_normal((n, k)) @ U.T
+    """Rows exactly in a k-dim subspace: integer combinations of an integer basis (exact in float64),
+    scaled by a power of two (exact) so that every norm is <= 1; ``n_adv`` integer rows in general
+    position replace the first rows.  Returns (X, orthonormal basis of the planted subspace)."""
+    B = rng.integers(-3, 4, size=(d, k))
+    while np.linalg.matrix_rank(B) < k:
+        B = rng.integers(-3, 4, size=(d, k))
+    X = (rng.integers(-2 ** 20, 2 ** 20, size=(n, k)) @ B.T).astype(float)
     if n_adv:
-        X[:n_adv] = rng.standard_normal((n_adv, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return X, U
+        X[:n_adv] = rng.integers(-2 ** 20, 2 ** 20, size=(n_adv, d))
+    X[~X.any(axis=1)] = B[:, 0]                      # no zero rows
+    X /= 2.0 ** np.ceil(np.log2(np.linalg.norm(X, axis=1).max()))
+    return X, np.linalg.qr(B.astype(float))[0]
 
 
 def gaussian_gap(n, d, k, gamma2, rng):
@@ -82,18 +88,17 @@ def test_exact_recovers_planted_subspace():
     for seed in range(3):
         out = subspace_exact(X, k, rng=np.random.default_rng(seed), epsilon=eps, delta=delta, ell=1)
         assert out.status == "ok" and out.release["status"] == "ok"
-        assert out.release["noisy_gap"] > out.release["threshold"]
         assert out.components.shape == (5, 2)
         np.testing.assert_allclose(out.components.T @ out.components, np.eye(2), atol=1e-10)
-        assert projector_distance(out.components, U) < 1e-6
+        assert projector_distance(out.components, U) < 1e-12
     assert out.guarantee.neighbouring == "replace-one-row" and out.guarantee.exact
     assert out.guarantee.epsilon == eps and out.guarantee.delta == delta
-    assert "FIXED" in out.guarantee.note and "propose-test-release" in out.guarantee.note
+    assert out.guarantee.status == "proven" and "propose-test-release" in out.guarantee.note
     # Lemma 4.3: u(s_*) = (n − 1) − 1 (one adversarial row, lines of s_* hold one row each), runner-up 1
     assert out.diagnostics["top_score"] == n - 2 and out.diagnostics["runner_up_score"] == 1
     assert out.diagnostics["pass_probability"] == 1.0
     # the release holds no exact data statistic
-    assert set(out.release) == {"status", "bottom", "noisy_gap", "threshold"}
+    assert set(out.release) == {"status", "bottom", "threshold"}
 
 
 def test_exact_bottom_on_general_position_data():
@@ -124,7 +129,7 @@ def test_exact_too_large_raises():
             fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
         out = fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="bottom")
         assert out.components is None and out.status == "bottom" and "too many" in out.release["reason"]
-        assert "noisy_gap" not in out.release   # no data-dependent quantity on this path
+        assert set(out.release) == {"status", "bottom", "reason"}   # nothing data-dependent on this path
         with pytest.raises(PrivacyInputError, match="too_many"):
             fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="nope")
 
@@ -136,10 +141,11 @@ def test_exact_threshold_and_sample_bounds():
     assert exact_ptr_threshold(eps, delta) == pytest.approx(2 + A)
     assert exact_min_samples(3, eps, delta) == pytest.approx(9 + 2 * A + 2)
     assert paper_exact_min_samples(3, eps, delta) == pytest.approx(9 + 2 * max(4 * math.log(1e6), 2 * A) + 2)
-    # pass probability: 0 at gap <= 2, 1/2 at gap = τ, 1 at gap >= 2 + 2A
+    # pass probability: 0 at gap <= 2, 1/2 at gap = τ, 1 at gap >= 2 + 2A (A at δ₀, slightly above A(δ))
+    tau = exact_ptr_threshold(eps, delta)
     assert exact_ptr_pass_probability(2.0, eps, delta) == 0.0
-    assert exact_ptr_pass_probability(2 + A, eps, delta) == pytest.approx(0.5)
-    assert exact_ptr_pass_probability(2 + 2 * A, eps, delta) == 1.0
+    assert exact_ptr_pass_probability(tau, eps, delta) == pytest.approx(0.5, abs=1e-12)
+    assert exact_ptr_pass_probability(2 * tau - 2, eps, delta) == 1.0
 
 
 def test_truncated_laplace_survival_matches_quadrature():
@@ -162,16 +168,17 @@ def test_exact_null_score_matches_paper_for_small_eps():
 def test_exact_bad_inputs():
     rng = np.random.default_rng(5)
     X, _ = planted_exact(20, 4, 2, rng)
+    Y = 2 * X / np.linalg.norm(X, axis=1, keepdims=True)
     with pytest.raises(PrivacyInputError):
-        subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3)
-    out = subspace_exact(X * 2, 2, rng=rng, epsilon=1.0, delta=1e-3, clip=True)
+        subspace_exact(Y, 2, rng=rng, epsilon=1.0, delta=1e-3)
+    out = subspace_exact(Y, 2, rng=rng, epsilon=1.0, delta=1e-3, clip=True)
     assert out.diagnostics["n_clipped"] == 20
     subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)   # ℓ = 0 is a valid problem parameter
     for ell in (-1, 1.5, True):
         with pytest.raises(PrivacyInputError, match="ell"):
             subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=ell)
-    for kw in (dict(tol=-1.0), dict(tol=float("nan")), dict(max_candidates=0), dict(max_candidates=2.5)):
-        with pytest.raises(PrivacyInputError, match="tol|max_candidates"):
+    for kw in (dict(max_candidates=0), dict(max_candidates=2.5)):
+        with pytest.raises(PrivacyInputError, match="max_candidates"):
             subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, **kw)
     with pytest.raises(PrivacyInputError, match="ell"):   # the paper's NULL argument needs ℓ >= 1
         _subspace_exact_paper_unfixed(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
@@ -179,6 +186,8 @@ def test_exact_bad_inputs():
         subspace_exact(X, 4, rng=rng, epsilon=1.0, delta=1e-3)
     with pytest.raises(PrivacyInputError):
         subspace_exact(X, 2, rng=rng, epsilon=0, delta=1e-3)
+    with pytest.raises(PrivacyInputError, match="floating-point"):   # δ must exceed the reserved share
+        subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-13)
 
 
 # ------------------------------------------------------------------ approximate case (Algorithm 2)
@@ -210,7 +219,7 @@ def test_histogram_noise_scale_empirical():
         out = subspace_approx(X, 2, rng=np.random.default_rng(s), epsilon=1.0, delta=1e-3, gamma=0.01,
                               C0=8, C1=1, C2=1)
         assert out.diagnostics["n_nonempty_cells"] == 1
-        diffs.append(out.release["best_noisy_count"] - out.diagnostics["max_true_count"])
+        diffs.append(out.diagnostics["best_noisy_count"] - out.diagnostics["max_true_count"])
     assert np.std(diffs) == pytest.approx(math.sqrt(2) * 2.0, rel=0.2)
 
 

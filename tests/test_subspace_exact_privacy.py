@@ -19,6 +19,7 @@ import pytest
 from scipy import integrate, stats
 
 import mechanisms
+from mechanisms.rational_subspaces import canonical_frame
 from mechanisms.subspace import (_exact_candidates, _subspace_exact_paper_unfixed, _top_and_gap,
                                  exact_ptr_pass_probability, exact_ptr_threshold, subspace_exact,
                                  truncated_laplace_params, truncated_laplace_survival)
@@ -136,32 +137,41 @@ def design(name):
 
 @pytest.mark.parametrize("name", ["k1-zero-rows", "k2-repeated"])
 def test_release_distribution_matches_closed_form(name):
-    """On each side: the gap equals the hand computation; every run releases the top candidate iff
-    noisy_gap > τ; the frequency of releases matches exact_ptr_pass_probability(gap) within 4.5
-    standard errors (400 runs, s.e. <= 0.025); noisy_gap − gap follows TLap(2, ε, δ) (Kolmogorov–
-    Smirnov against the closed-form CDF, p > 1e-3 at a fixed seed)."""
+    """On each side: the gap equals the hand computation; the frequency of releases matches
+    exact_ptr_pass_probability(gap) within 4.5 standard errors (400 runs, s.e. <= 0.025); every release
+    is the top candidate's canonical frame, bit for bit the same on both sides whenever the top
+    candidate is the same subspace."""
     k, D, Dp, gap_D, gap_Dp, eps, delta = design(name)
-    tau = exact_ptr_threshold(eps, delta)
+    frames = []
     for X, gap in ((D, gap_D), (Dp, gap_Dp)):
-        bases, scores, _ = _exact_candidates(X, k, 1e-8)
+        keys, scores, _, _ = _exact_candidates(X, k)
         top, g, _ = _top_and_gap(scores)
         assert g == gap
-        P_top = bases[top] @ bases[top].T
-        n, released, noise = 400, 0, []
+        frame = canonical_frame(keys[top])
+        frames.append(frame)
+        n, released = 400, 0
         for s in range(n):
             out = subspace_exact(X, k, rng=np.random.default_rng([11, s]), epsilon=eps, delta=delta)
             assert out.diagnostics["gap"] == gap
-            ng = out.release["noisy_gap"]
-            noise.append(ng - gap)
-            assert (out.status == "ok") == (ng > tau)
             if out.status == "ok":
                 released += 1
-                np.testing.assert_allclose(out.components @ out.components.T, P_top, atol=1e-9)
+                assert out.components.tobytes() == frame.tobytes()
         p = exact_ptr_pass_probability(gap, eps, delta)
         assert 0.05 < p < 0.95
         assert abs(released / n - p) < 4.5 * math.sqrt(p * (1 - p) / n)
-        cdf = np.vectorize(lambda t: 1.0 - truncated_laplace_survival(t, 2.0, eps, delta))
-        assert stats.kstest(noise, cdf).pvalue > 1e-3
+    assert frames[0].tobytes() == frames[1].tobytes()
+
+
+def test_pass_probability_is_the_truncated_laplace_survival():
+    """The closed form the decision uses (no cancellation, integer gaps) equals P[gap + Z > τ] computed
+    from the truncated Laplace survival function at δ₀, to 1e-12 absolute, for every integer gap."""
+    for eps, delta in ((2.0, 0.05), (1.0, 1e-6), (0.05, 1e-9), (5.0, 1e-9)):
+        d0 = (delta - (1 + math.exp(eps)) * 2.0 ** -40) / (1 + 2.0 ** -40)
+        tau = exact_ptr_threshold(eps, delta)
+        _, A = truncated_laplace_params(2.0, eps, d0)
+        for gap in range(0, int(2 * A) + 6):
+            want = truncated_laplace_survival(tau - gap, 2.0, eps, d0) if gap > 2 else 0.0
+            assert exact_ptr_pass_probability(gap, eps, delta) == pytest.approx(want, abs=1e-12)
 
 
 # --------------------------------------------------------------------------- exhaustive checks of the proof
@@ -253,7 +263,8 @@ def test_exhaustive_neighbouring_pairs(k, n):
     info = {}
     for combo in itertools.combinations_with_replacement(range(len(letters)), n):
         X = unit[list(combo)]
-        bases, scores, _ = _exact_candidates(X, k, 1e-8)
+        keys, scores, _, _ = _exact_candidates(X, k)
+        bases = [canonical_frame(key) for key in keys]
         got = {key_of(Q, k): int(u) for Q, u in zip(bases, scores)}
         assert got == brute_scores(letters[list(combo)], k), combo          # (0)
         top, gap, _ = _top_and_gap(scores)
@@ -294,5 +305,5 @@ def test_exhaustive_neighbouring_pairs(k, n):
     # a plane of the alphabet holds 4 directions, so k = 2 reaches gap 3 vs 1, i.e. P[Z > A − 1]
     # (largest relative to δ at ε = 1: (e^{1/2} − 1)/(e − 1) = 0.38)
     expected = 1.0 if k == 1 else max(
-        truncated_laplace_survival(truncated_laplace_params(2.0, e, d)[1] - 1.0, 2.0, e, d) / d for e, d in settings)
+        exact_ptr_pass_probability(3.0, e, d) / d for e, d in settings)   # P[Z > A − 1] at δ₀
     assert cover["worst"] == pytest.approx(expected, rel=1e-9)

@@ -1,0 +1,158 @@
+"""Exact linear algebra over the rationals for the exact-case subspace estimator.
+
+Every float64 is a rational number, so a data matrix of floats has exact linear dependencies,
+spans and memberships; this module decides them without rounding.  It is the arithmetic behind
+:func:`mechanisms.subspace.subspace_exact`, whose privacy proof (docs/subspace_exact_privacy.md)
+needs "x lies in s" to mean exactly that, and whose release must be a function of the subspace
+alone (Singhal and Steinke, "Privately learning subspaces", NeurIPS 2021, section 4).
+
+Representations
+---------------
+* A row becomes its **primitive line**: the integer vector proportional to it with coprime entries
+  and a positive first non-zero entry (:func:`primitive_rows`).  Rescaling a row, or flipping its
+  sign, leaves its line unchanged; the zero row maps to the zero vector.
+* A subspace becomes its **canonical key**: the reduced row echelon form (RREF) of any spanning set,
+  each row scaled to a primitive integer vector with a positive pivot (:func:`subspace_key`).  The
+  RREF of a subspace is unique, so two spanning sets give the same key exactly when they span the
+  same subspace.
+* A subspace's released frame is :func:`canonical_frame`: the top eigenvectors of its orthogonal
+  projector, computed exactly and rounded once, so the frame's bits depend on the subspace only.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from .linalg import fix_signs
+
+Line = tuple[int, ...]
+Key = tuple[Line, ...]
+
+
+def primitive_rows(X: np.ndarray) -> list[Line]:
+    """Exact primitive integer representative of each row's line (zero rows map to zeros).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), finite floats
+
+    Returns
+    -------
+    list of tuple of int
+        Row ``i`` is the integer vector ``c · X[i]`` (some rational ``c > 0`` or ``c < 0``) with
+        ``gcd = 1`` and a positive first non-zero entry.
+    """
+    out: list[Line] = []
+    for row in np.asarray(X, dtype=np.float64):
+        ratios = [float(v).as_integer_ratio() for v in row]
+        scale = max(den for _, den in ratios)                 # denominators are powers of two
+        ints = [num * (scale // den) for num, den in ratios]
+        out.append(_primitive(ints))
+    return out
+
+
+def _primitive(ints: Sequence[int]) -> Line:
+    g = 0
+    for v in ints:
+        g = math.gcd(g, v)
+    if g == 0:
+        return tuple(0 for _ in ints)
+    first = next(v for v in ints if v)
+    if first < 0:
+        g = -g
+    return tuple(v // g for v in ints)
+
+
+def subspace_key(lines: Sequence[Line]) -> Key:
+    """Canonical key of span(lines): its RREF with rows scaled to primitive integers (pivot > 0).
+
+    The key's length is the dimension of the span (rank over the rationals).
+    """
+    rows = [[Fraction(v) for v in line] for line in lines]
+    d = len(rows[0]) if rows else 0
+    pivots: list[int] = []
+    r = 0
+    for col in range(d):
+        pivot = next((i for i in range(r, len(rows)) if rows[i][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[r], rows[pivot] = rows[pivot], rows[r]
+        p = rows[r][col]
+        rows[r] = [v / p for v in rows[r]]
+        for i in range(len(rows)):
+            if i != r and rows[i][col] != 0:
+                f = rows[i][col]
+                rows[i] = [a - f * b for a, b in zip(rows[i], rows[r])]
+        pivots.append(col)
+        r += 1
+        if r == len(rows):
+            break
+    key = []
+    for row in rows[:r]:
+        den = 1
+        for v in row:
+            den = den * v.denominator // math.gcd(den, v.denominator)
+        key.append(_primitive([int(v * den) for v in row]))
+    return tuple(key)
+
+
+class Members:
+    """Exact membership of many lines in one subspace, vectorised over the lines.
+
+    ``Members(key)(L)`` takes an object array ``L`` (n x d, Python ints: the primitive lines) and
+    returns the boolean mask of the lines that lie in the subspace with canonical key ``key``.
+    With the key's rows ``R_j`` (pivot column ``p_j``, pivot value ``a_j``; RREF: zero in every
+    other pivot column) and ``M = lcm(a_j)``, a vector x lies in the span exactly when
+    ``M·x = Σ_j x[p_j] (M / a_j) R_j``, an identity between integer vectors.
+    """
+
+    def __init__(self, key: Key):
+        self.R = np.array(key, dtype=object)
+        self.pivots = [next(c for c, v in enumerate(row) if v) for row in key]
+        a = [row[p] for row, p in zip(key, self.pivots)]
+        m = 1
+        for v in a:
+            m = m * v // math.gcd(m, v)
+        self.m = m
+        self.weights = np.array([m // v for v in a], dtype=object)
+
+    def __call__(self, L: np.ndarray) -> np.ndarray:
+        coeffs = L[:, self.pivots] * self.weights
+        resid = L * self.m - coeffs.dot(self.R)
+        return ~np.any(resid != 0, axis=1)
+
+
+def lines_array(lines: Sequence[Line]) -> np.ndarray:
+    """Object array (n x d) of Python ints, for :class:`Members`."""
+    arr = np.empty((len(lines), len(lines[0]) if lines else 0), dtype=object)
+    for i, line in enumerate(lines):
+        arr[i, :] = line
+    return arr
+
+
+def canonical_frame(key: Key) -> np.ndarray:
+    """Orthonormal d x k frame of the subspace with canonical key ``key``: a function of the subspace.
+
+    Gram–Schmidt runs exactly over the rationals on the key's rows (the subspace's canonical RREF),
+    giving an orthogonal basis ``w_1, …, w_k``; column j of the frame is ``w_j / ‖w_j‖`` rounded once,
+    entry by entry, with ``‖w_j‖²`` exact before its square root.  No floating-point linear algebra
+    (hence no BLAS, no thread-count dependence) is involved, so equal subspaces give bit-identical
+    frames; signs are then fixed by :func:`mechanisms.linalg.fix_signs`, itself a function of the
+    frame.
+    """
+    basis: list[list[Fraction]] = []
+    for row in key:
+        w = [Fraction(v) for v in row]
+        for b in basis:
+            c = sum(x * y for x, y in zip(w, b)) / sum(y * y for y in b)
+            w = [x - c * y for x, y in zip(w, b)]
+        basis.append(w)
+    cols = []
+    for w in basis:
+        norm = math.sqrt(sum(x * x for x in w))
+        cols.append([float(x) / norm for x in w])
+    return fix_signs(np.array(cols, dtype=np.float64).T.copy())
