@@ -1,4 +1,4 @@
-"""The audit that searches (issue 10 §4): neighbouring-pair designs and their check, the automatic
+"""The audit that searches: neighbouring-pair designs and their check, the automatic
 search, white-box likelihood-ratio audits with the exact ε(δ) beside them, and a smoke-scale audit of
 the known-broken variants (each must be caught)."""
 
@@ -11,8 +11,10 @@ from scipy import integrate, stats
 import mechanisms._base as base
 import mechanisms.subspace as subspace
 from experiments.audit import (NotNeighbours, catalogue, check_neighbours, exact_epsilon, measure_mu, noise_cut,
-                               random_designs, search_audit, unfixed_subspace_exact, whitebox_audit)
+                               random_designs, search_audit, subspace_exact_variant, unfixed_subspace_exact,
+                               whitebox_audit)
 from experiments.audit.designs import AuditDesign, count_scales
+from experiments.audit.statistics import ModalRelease
 from experiments.audit.whitebox import chi2_scale_delta_for_epsilon, model_event
 from mechanisms.calibration import analyze_gauss_noise_scale, gaussian_epsilon_for_delta, mod_sulq_noise_scale
 
@@ -241,3 +243,40 @@ def test_run_audit_whitebox_and_search_modes(tmp_path, capsys):
         run_audit(compose_cfg(base + ["experiment.mechanism=mod_sulq", "experiment.variant=unfixed"]))
     with pytest.raises(ValueError):
         run_audit(compose_cfg(base + ["experiment.mechanism=mod_sulq", "experiment.mode=nonsense"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# The exact-case estimator's released bits: every known-broken variant caught, the estimator within
+# its claim (smoke scale; CI)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["tolerance", "first_rows_frame", "rounded_dedup"])
+def test_search_catches_every_leaky_subspace_exact_variant(kind):
+    """Each variant releases bits that depend on individual rows (frame of the first rows, a score that
+    skips a row, the float direction of a member row).  The search is given the mechanism only: its
+    catalogue's subspace-release family and statistics of the exact release must certify ε_lower > 1
+    on fresh trials (ε = 1, δ = 1e-6).  In each case one side's event has probability 1 or 0.33+ and
+    the other's 0, so 300 certification trials give ε_lower > 3."""
+    r = search_audit(subspace_exact_variant(kind), epsilon=1.0, delta=1e-6, calibration_trials=60, trials=300,
+                     n_random=0, seed=0)
+    assert r["violation"] and r["audited_epsilon_lower"] > 1.0, r["leaderboard"]
+
+
+def test_search_keeps_subspace_exact_within_claim():
+    """The estimator itself, on the same catalogue and statistics (ε = 1, δ = 1e-6): no violation."""
+    r = search_audit("subspace_exact", epsilon=1.0, delta=1e-6, calibration_trials=60, trials=300,
+                     n_random=0, seed=0)
+    assert not r["violation"] and r["audited_epsilon_lower"] <= 1.0, r["leaderboard"]
+
+
+def test_modal_release_statistic_sees_low_order_bits():
+    """Two outputs that differ only in the last bit: every rotation-invariant statistic of the projector
+    may agree, the bit-for-bit event separates them."""
+    V = np.array([[1.0], [0.0], [0.0]])
+    W = np.array([[np.nextafter(1.0, 0.0)], [0.0], [0.0]])
+    modal = ModalRelease.from_calibration([V, V, None], [W, W])
+    got = modal([V, W, None])
+    names = modal.names
+    assert got[:, names.index("same[D]")].tolist() == [1.0, 0.0, 0.0]
+    assert got[:, names.index("same[D']")].tolist() == [0.0, 1.0, 0.0]
+    assert got[:, names.index("near[D]")].tolist() == [1.0, 1.0, 0.0]   # equal after rounding to 9 decimals

@@ -24,7 +24,8 @@ from .designs import (AUDIT_PARAMS, DESIGN_OF, GAUSSIAN_OPTIONS, AuditDesign, No
 from .runner import audit_mechanism, available_mechanisms, run_audit, run_trials
 from .search import search_audit
 from .statistics import STATISTICS, FeatureSet, design_features
-from .variants import NOISE_FUNCTIONS, bypass_norm_check, miscalibrated, noise_cut, unfixed_subspace_exact
+from .variants import (NOISE_FUNCTIONS, SUBSPACE_EXACT_VARIANTS, bypass_norm_check, miscalibrated, noise_cut,
+                       subspace_exact_variant, unfixed_subspace_exact)
 from .whitebox import TAPS, exact_epsilon, measure_mu, whitebox_audit
 
 __all__ = [
@@ -32,7 +33,8 @@ __all__ = [
     "choose_event", "audit_scores", "AuditDesign", "gaussian_design", "bingham_design", "subspace_exact_design",
     "subspace_approx_design", "design_for", "catalogue", "random_designs", "check_neighbours", "NotNeighbours",
     "STATISTICS", "FeatureSet", "design_features", "run_trials", "audit_mechanism", "miscalibrated",
-    "bypass_norm_check", "noise_cut", "unfixed_subspace_exact", "available_mechanisms", "run_audit",
+    "bypass_norm_check", "noise_cut", "unfixed_subspace_exact", "subspace_exact_variant",
+    "SUBSPACE_EXACT_VARIANTS", "available_mechanisms", "run_audit",
     "search_audit", "whitebox_audit", "measure_mu", "exact_epsilon", "TAPS", "AUDIT_PARAMS", "DESIGN_OF",
     "GAUSSIAN_OPTIONS", "NOISE_FUNCTIONS",
 ]

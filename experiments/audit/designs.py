@@ -308,7 +308,9 @@ def catalogue(relation: str, *, name: str = "", epsilon: float | None = None, de
     Families (d, k in the name): rows of norm exactly 1 against zero rows; a unit row against the
     zero row; repeated top eigenvalues broken by the differing row; a rank-one base with differing
     rows outside its span (the candidate spans of D and D′ differ); near-ties of a base count with a
-    public threshold (:func:`count_scales`); small n; k = 2 with d = 4; d = 5.
+    public threshold (:func:`count_scales`); small n; k = 2 with d = 4; d = 5; under replacement, the
+    subspace-release family (:func:`subspace_release_family`: common planes, near-duplicate directions,
+    exact rescalings).
     """
     rel = "replace-one-row" if relation == "none" else relation
     out: list[AuditDesign] = []
@@ -353,6 +355,61 @@ def catalogue(relation: str, *, name: str = "", epsilon: float | None = None, de
         add(_rows((c, e(4, 0)), (c, e(4, 1))), e(4, 2), e(4, 3), f"k2 c={c} d=4",
             f"{c} e1 + {c} e2 in R^4; e3 vs e4 (k = 2)", k=2)
     add(np.tile(e(5, 0), (30, 1)), e(5, 1), e(5, 4), "d5 n=31", "30 rows e1 in R^5; e2 vs e5")
+    if rel == "replace-one-row":
+        for m in release_scales(name, epsilon, delta):
+            for base, a, b, nm, desc, k in subspace_release_family(m):
+                add(base, a, b, nm, desc, k=k)
+    return out
+
+
+def release_scales(name: str, epsilon: float | None, delta: float | None) -> list[int]:
+    """Base sizes for the subspace-release family: 60 always, and for Singhal–Steinke's exact estimator
+    the size at which its test releases surely (2τ + 2, τ its public threshold)."""
+    scales = [60]
+    if name.startswith("subspace_exact") and epsilon and delta:
+        from mechanisms.subspace import exact_ptr_threshold
+
+        scales.append(int(math.ceil(2 * exact_ptr_threshold(float(epsilon), float(delta)))) + 2)
+    return sorted(set(scales))
+
+
+def _in_plane(angles) -> np.ndarray:
+    a = np.atleast_1d(np.asarray(angles, float))
+    return np.c_[np.cos(a), np.sin(a), np.zeros(a.size)]
+
+
+def subspace_release_family(m: int) -> list[tuple]:
+    """Pairs for leaks through the released bits of a subspace estimator (d = 3, base of m − 1 rows).
+
+    * rows on a common plane in general position, one replaced by another point of the same plane
+      (a frame built from particular rows changes; the subspace does not);
+    * near-duplicate directions, 1e-9, 2e-7 and 1e-5 rad from a repeated direction (around a
+      membership tolerance and a rounding of keys), against that direction itself, for k = 1 and k = 2;
+    * a row replaced by an exact multiple of itself (5x and 7x of a direction with short mantissas:
+      the same line, other float bits after normalisation), for k = 1 and k = 2.
+    Each entry is (base, row in D, row in D′, name, description, k); the differing row comes first.
+    """
+    out = []
+    ang = np.linspace(0.1, 3.0, m)
+    out.append((_in_plane(ang[1:]), _in_plane(ang[0])[0], _in_plane(1.3)[0], f"coplanar m={m} k=2 d=3",
+                f"{m - 1} in-plane rows at angles linspace(0.1, 3, {m}); angle 0.1 vs 1.3 (same plane)", 2))
+    e1 = np.array([1.0, 0.0, 0.0])
+    h = (m - 1) // 2
+    generic = _in_plane(np.linspace(0.3, 2.9, m - 1 - h))
+    for theta in (1e-9, 2e-7, 1e-5):
+        near = _in_plane(theta)[0]
+        out.append((np.vstack([np.tile(e1, (h, 1)), generic]), near, e1, f"near-dup {theta:g} m={m} k=2 d=3",
+                    f"{h} rows e1 + {m - 1 - h} in-plane rows; direction {theta:g} rad from e1 vs e1", 2))
+        out.append((np.tile(e1, (m - 1, 1)), near, e1, f"near-dup {theta:g} m={m} k=1 d=3",
+                    f"{m - 1} rows e1; direction {theta:g} rad from e1 vs e1", 1))
+    v = np.array([0.0625, 0.03125, -0.0625])          # short mantissas: 5v and 7v are exact
+    w = np.array([0.03125, -0.0625, 0.0])
+    for c in (5.0, 7.0):
+        out.append((np.tile(v, (m - 1, 1)), c * v, v, f"rescaled {c:g}x m={m} k=1 d=3",
+                    f"{m - 1} rows v; {c:g}v vs v (same line)", 1))
+        plane = np.vstack([np.tile(v, (h, 1)), np.tile(w, (m - 1 - h, 1))])
+        out.append((plane, c * v, v, f"rescaled {c:g}x m={m} k=2 d=3",
+                    f"{h} rows v + {m - 1 - h} rows w; {c:g}v vs v (same line)", 2))
     return out
 
 

@@ -8,15 +8,14 @@
   with the exact ε(δ) printed beside the bound.
 
 ``experiment.variant`` audits a known-broken variant instead: ``noise_cut`` (:func:`.variants.noise_cut`,
-exact ε(δ) = ``experiment.overshoot`` × claim), ``unfixed`` (:func:`.variants.unfixed_subspace_exact`);
+exact ε(δ) = ``experiment.overshoot`` × claim), or, for ``subspace_exact``, ``unfixed``, ``tolerance``,
+``first_rows_frame``, ``rounded_dedup`` (:func:`.variants.subspace_exact_variant`);
 ``experiment.noise_factor`` and ``experiment.row_norm > 1`` keep their meaning.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-import math
 import time
 from typing import Callable, Sequence
 
@@ -26,9 +25,12 @@ from mechanisms import MECHANISMS, get_mechanism
 from mechanisms._base import MechanismOutput
 
 from .bounds import audit_scores
+from .common import accepted_params, audit_params, resolve, verdict
 from .designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
 from .statistics import STATISTICS
-from .variants import bypass_norm_check, miscalibrated, noise_cut, unfixed_subspace_exact
+from .search import search_audit
+from .variants import SUBSPACE_EXACT_VARIANTS, bypass_norm_check, miscalibrated, noise_cut, subspace_exact_variant
+from .whitebox import WHITEBOX_PARAMS, whitebox_audit
 
 log = logging.getLogger(__name__)
 
@@ -41,35 +43,6 @@ def run_trials(mech: Callable[..., MechanismOutput], X: np.ndarray, k: int, tria
     for i in range(int(trials)):
         out[i] = stat(mech(X, k, rng=rng, **params).components)
     return out
-
-
-def _accepted_params(fn: Callable, params: dict) -> dict:
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return dict(params)
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return dict(params)
-    return {k: v for k, v in params.items() if k in sig.parameters}
-
-
-def _audit_params(fn: Callable, design_name: str, epsilon: float | None, delta: float | None,
-                  mechanism_params: dict) -> dict:
-    """The keyword arguments an audit passes to ``fn``: the design's defaults (AUDIT_PARAMS), the
-    claim's ε/δ when given, then the caller's parameters, filtered to those ``fn`` accepts."""
-    params = dict(AUDIT_PARAMS.get(design_name, {}))
-    if epsilon is not None:
-        params["epsilon"] = float(epsilon)
-    if delta is not None:
-        params["delta"] = float(delta)
-    params.update(mechanism_params)
-    return _accepted_params(fn, params)
-
-
-def _resolve(mechanism: str | Callable) -> tuple[str, Callable]:
-    if isinstance(mechanism, str):
-        return mechanism, get_mechanism(mechanism)
-    return getattr(mechanism, "audit_name", getattr(mechanism, "__name__", "custom")), mechanism
 
 
 def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, delta: float | None = None,
@@ -89,9 +62,9 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
     Returns a dict with ``audited_epsilon_lower``, ``claimed_epsilon``, ``delta``, ``confidence``,
     the event, counts and timings.  Randomness: ``default_rng([seed, 7, side])`` per dataset.
     """
-    name, fn = _resolve(mechanism)
+    name, fn = resolve(mechanism)
     design_name = design_name or getattr(fn, "audit_design", name)
-    params = _audit_params(fn, design_name, epsilon, delta, mechanism_params)
+    params = audit_params(fn, design_name, epsilon, delta, mechanism_params)
     t0 = time.perf_counter()
     if design is None:
         # the declared relation (it can depend on the parameters, e.g. Analyze Gauss, noisy power)
@@ -120,18 +93,10 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
         **design.summary(), **res, "trials": int(trials), "seed": int(seed),
         "mechanism_params": params, "seconds": seconds,
         "violation": bool(lower > claimed),
-        "verdict": _verdict(claimed, lower, res["at_ceiling"]),
+        "verdict": verdict(claimed, lower, res["at_ceiling"]),
     }
     return result
 
-
-def _verdict(claimed: float, lower: float, at_ceiling: bool) -> str:
-    if lower > claimed:
-        return "VIOLATION: audited lower bound exceeds the claimed epsilon"
-    if math.isinf(claimed):
-        return ("not private, as declared: outputs perfectly separated, bound limited only by the trials"
-                if at_ceiling else "not private, as declared")
-    return "consistent with the claim"
 
 def available_mechanisms() -> tuple[list[str], dict[str, str]]:
     """Registry names whose module imports, and {name: reason} for the others."""
@@ -146,12 +111,6 @@ def available_mechanisms() -> tuple[list[str], dict[str, str]]:
     return ok, skipped
 
 
-
-
-def _status(out: MechanismOutput) -> str | None:
-    """The release status ("ok"/"bottom"), read from ``release`` with the legacy ``info`` as fallback."""
-    st = (getattr(out, "release", None) or {}).get("status")
-    return st if st is not None else (getattr(out, "info", None) or {}).get("status")
 
 
 def run_audit(cfg) -> dict:
@@ -198,20 +157,21 @@ def run_audit(cfg) -> dict:
     if variant == "noise_cut":
         mech = noise_cut(name, overshoot=overshoot, **{kk: v for kk, v in params.items()
                                                        if kk not in ("keep_subspaces", "iterations", "block_size")})
-    elif variant == "unfixed":
+    elif variant in SUBSPACE_EXACT_VARIANTS:
         if name != "subspace_exact":
-            raise ValueError("experiment.variant=unfixed is Singhal-Steinke Algorithm 1 (mechanism subspace_exact)")
-        mech = unfixed_subspace_exact()
+            raise ValueError(f"experiment.variant={variant} is a known-broken subspace_exact (mechanism subspace_exact)")
+        mech = subspace_exact_variant(str(variant))
     elif variant is not None:
-        raise ValueError(f"experiment.variant must be null, noise_cut or unfixed, got {variant!r}")
+        raise ValueError(f"experiment.variant must be null, noise_cut or one of {sorted(SUBSPACE_EXACT_VARIANTS)}, "
+                         f"got {variant!r}")
     elif noise_factor is not None:
         mech = miscalibrated(name, float(noise_factor))
     elif row_norm > 1.0:
         mech = bypass_norm_check(name)
     else:
         mech = name
-    _, fn = _resolve(mech)
-    params = _accepted_params(fn, params)
+    _, fn = resolve(mech)
+    params = accepted_params(fn, params)
     key = {"experiment": str(e.name), "mechanism": name, "mechanism_params": dict(params),
            "trials": int(e.trials), "confidence": float(e.confidence), "seed": int(cfg.seed),
            "d": int(e.d), "n": None if e.get("n") is None else int(e.n), "k": int(e.k),
@@ -239,23 +199,19 @@ def run_audit(cfg) -> dict:
                                   d=int(e.d), n=n, k=int(e.k), row_norm=row_norm, design_name=name,
                                   design_epsilon=e.get("design_epsilon"), **params)
         elif mode == "search":
-            from .search import search_audit
-
             res = search_audit(mech, epsilon=eps, delta=dl, trials=int(e.trials),
                                calibration_trials=int(e.get("calibration_trials", 300)),
                                n_random=int(e.get("n_random", 12)), use_catalogue=bool(e.get("use_catalogue", True)),
                                time_budget=None if e.get("time_budget") is None else float(e.time_budget),
                                seed=int(cfg.seed), confidence=float(e.confidence), **params)
         else:
-            from .whitebox import WHITEBOX_PARAMS, whitebox_audit
-
             for kk in ("iterations", "block_size", "keep_subspaces"):
                 params.pop(kk, None)
             res = whitebox_audit(mech, epsilon=eps, delta=dl, trials=int(e.trials), confidence=float(e.confidence),
                                  seed=int(cfg.seed), calibration_fraction=float(e.calibration_fraction), n=n, **params)
         res["mechanism"] = getattr(mech, "audit_name", name)
         res.setdefault("mode", mode)
-        res.setdefault("verdict", _verdict(res["claimed_epsilon"], res["audited_epsilon_lower"],
+        res.setdefault("verdict", verdict(res["claimed_epsilon"], res["audited_epsilon_lower"],
                                            bool(res.get("at_ceiling", False))))
         record = {"run_key": key, "experiment": str(e.name), **res, "epsilon_capped": capped,
                   "config": OmegaConf.to_container(cfg, resolve=True), "versions": package_versions(),

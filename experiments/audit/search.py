@@ -6,7 +6,9 @@
 2. Calibration: each candidate is run ``calibration_trials`` times per dataset; every output is
    reduced to a vector of statistics (:func:`.statistics.design_features`: ⊥ indicator, projections on
    axes / differing rows / top eigenvectors / random directions, principal angles to candidate spans).
-   For every statistic the best one-sided threshold event is found (:func:`.bounds.choose_event`).
+   Statistics of the exact release are added from the calibration runs themselves
+   (:class:`.statistics.ModalRelease`: "the output equals the most frequent output under D", bit for
+   bit or to 9 decimals).  For every statistic the best one-sided threshold event is found (:func:`.bounds.choose_event`).
    The (design, statistic, event) with the largest calibration bound wins.
 3. Certification: the winning design is run ``trials`` fresh times per dataset (new random streams)
    and the *fixed* event is counted: ε_lower from Clopper–Pearson at the stated confidence.  The
@@ -25,19 +27,22 @@ from mechanisms._base import PrivacyInputError
 
 from .bounds import choose_event, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, \
     max_certifiable_epsilon
+from .common import audit_params, release_status, resolve, verdict
 from .designs import AuditDesign, catalogue, check_neighbours, random_designs
-from .statistics import FeatureSet, design_features
+from .statistics import FeatureSet, ModalRelease, design_features
 
 
 def _features(fn: Callable, X: np.ndarray, k: int, trials: int, rng: np.random.Generator,
-              feats: FeatureSet, params: dict) -> np.ndarray:
-    from .runner import _status
-
+              feats: FeatureSet, params: dict) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """The statistics of ``trials`` runs, and the raw releases (components, ``None`` for ⊥)."""
     out = np.empty((int(trials), len(feats.names)))
+    raw: list[np.ndarray | None] = []
     for i in range(int(trials)):
         res = fn(X, k, rng=rng, **params)
-        out[i] = feats(None if _status(res) == "bottom" else res.components)
-    return out
+        V = None if release_status(res) == "bottom" else res.components
+        raw.append(V)
+        out[i] = feats(V)
+    return out, raw
 
 
 def _event_count(s: np.ndarray, tail: str, t: float) -> int:
@@ -57,11 +62,9 @@ def search_audit(mechanism, *, epsilon: float | None = None, delta: float | None
     predicts a longer calibration (e.g. the exact estimator's C(n, k) search on a large k = 2 design).
     Returns the certified bound, the chosen design (with its
     datasets' description), statistic and event, and the calibration leaderboard (top 5)."""
-    from .runner import _audit_params, _resolve, _verdict
-
-    name, fn = _resolve(mechanism)
+    name, fn = resolve(mechanism)
     base_name = getattr(fn, "audit_design", name)
-    params = _audit_params(fn, base_name, epsilon, delta, mechanism_params)
+    params = audit_params(fn, base_name, epsilon, delta, mechanism_params)
     t0 = time.perf_counter()
     probe = np.zeros((100, 3))
     probe[0, 0] = 1.0
@@ -88,28 +91,33 @@ def search_audit(mechanism, *, epsilon: float | None = None, delta: float | None
                 if (time.perf_counter() - t1) * 2 * calibration_trials > design_budget:
                     skipped.append((des.name, "over the per-design time budget"))
                     continue
-            F1 = _features(fn, des.X1, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 1]), feats, params)
-            F0 = _features(fn, des.X0, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 0]), feats, params)
+            F1, raw1 = _features(fn, des.X1, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 1]),
+                                 feats, params)
+            F0, raw0 = _features(fn, des.X0, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 0]),
+                                 feats, params)
         except (PrivacyInputError, ValueError) as exc:   # e.g. k >= d, too many candidates, k > 1 unsupported
             skipped.append((des.name, str(exc)[:120]))
             continue
-        for f, fname in enumerate(feats.names):
+        modal = ModalRelease.from_calibration(raw1, raw0)
+        F1, F0 = np.hstack([F1, modal(raw1)]), np.hstack([F0, modal(raw0)])
+        for f, fname in enumerate(feats.names + modal.names):
             ev = choose_event(F1[:, f], F0[:, f], g0.delta, alpha)
             if "orientation" not in ev:
                 continue
             board.append({"score": ev["epsilon_lower"], "design_index": j, "design": des.name,
                           "statistic": fname, "feature_index": f, **{kk: ev[kk] for kk in ("orientation", "tail", "threshold")},
-                          "_feats": feats})
+                          "_feats": feats, "_modal": modal})
     if not board:
         raise RuntimeError(f"no design could be run for {name}: {skipped[:3]}")
     board.sort(key=lambda b: -b["score"])
     best = board[0]
     des = designs[best["design_index"]]
-    feats = best["_feats"]
+    feats, modal = best["_feats"], best["_modal"]
     calib_seconds = time.perf_counter() - t0
-    # certification on fresh random streams
-    F1 = _features(fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), feats, params)
-    F0 = _features(fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), feats, params)
+    # certification on fresh random streams, with the event (and any modal release) fixed on calibration
+    F1, raw1 = _features(fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), feats, params)
+    F0, raw0 = _features(fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), feats, params)
+    F1, F0 = np.hstack([F1, modal(raw1)]), np.hstack([F0, modal(raw0)])
     s1, s0 = F1[:, best["feature_index"]], F0[:, best["feature_index"]]
     hi, lo = (s1, s0) if best["orientation"] == "D1>D0" else (s0, s1)
     k_hi, k_lo = _event_count(hi, best["tail"], best["threshold"]), _event_count(lo, best["tail"], best["threshold"])
@@ -133,5 +141,5 @@ def search_audit(mechanism, *, epsilon: float | None = None, delta: float | None
         "leaderboard": [{kk: b[kk] for kk in ("design", "statistic", "score", "tail", "threshold")} for b in board[:5]],
         "mechanism_params": params, "seed": int(seed), "calibration_seconds": calib_seconds,
         "seconds": time.perf_counter() - t0, "violation": bool(lower > claimed),
-        "verdict": _verdict(claimed, lower, lower >= ceiling - 1e-9),
+        "verdict": verdict(claimed, lower, lower >= ceiling - 1e-9),
     }

@@ -8,7 +8,15 @@ computes, for the automatic search (:mod:`.search`), a whole vector of statistic
   differing rows, random directions drawn once per design); ⊥ maps to −1;
 * ``span[R]`` = ‖VᵀR‖_F² = Σ cos² of the principal angles between span(V) and a reference
   subspace R, and ``angle[R]`` = cos² of the *largest* principal angle (σ_min(VᵀR)²; equals 1
-  exactly when span(V) ⊆ span(R), i.e. "the output is that candidate span" for dim R = k); ⊥ → −1.
+  exactly when span(V) ⊆ span(R), i.e. "the output is that candidate span" for dim R = k); ⊥ → −1;
+* ``col1[r]`` = r·v₁, the signed projection of the output's *first column* on each reference
+  direction: a frame statistic, not invariant under rotations inside span(V) or sign flips, so it
+  sees a frame that depends on which rows span the subspace; ⊥ → −2.
+
+The search (:mod:`.search`) adds statistics of the exact release that need the calibration runs:
+``same[D]`` / ``same[D']`` = 1 when the output equals, bit for bit, the most frequent non-⊥ output
+under D (resp. D′) in the calibration runs, and ``near[D]`` / ``near[D']`` the same after rounding
+every entry to 9 decimals (:class:`ModalRelease`).
 
 Events are one-sided thresholds on one of these numbers, so e.g. "the output equals span(e₂)" is
 ``angle[e₂] ≥ 1 − 1e-9``.
@@ -65,12 +73,13 @@ class FeatureSet:
     @property
     def names(self) -> list[str]:
         return (["bottom"] + [f"proj[{n}]" for n in self.direction_names]
-                + [f"span[{n}]" for n in self.subspace_names] + [f"angle[{n}]" for n in self.subspace_names])
+                + [f"span[{n}]" for n in self.subspace_names] + [f"angle[{n}]" for n in self.subspace_names]
+                + [f"col1[{n}]" for n in self.direction_names])
 
     def __call__(self, V: np.ndarray | None) -> np.ndarray:
         m, s = len(self.direction_names), len(self.subspace_names)
         if V is None:
-            return np.concatenate([[1.0], -np.ones(m + 2 * s)])
+            return np.concatenate([[1.0], -np.ones(m + 2 * s), -2.0 * np.ones(m)])
         V = np.asarray(V, float)
         proj = np.sum((self.directions @ V) ** 2, axis=1)
         span, angle = np.empty(s), np.empty(s)
@@ -79,7 +88,8 @@ class FeatureSet:
             span[i] = float(np.sum(sv ** 2))
             # largest principal angle between span(V) and R (over the smaller of the two dimensions)
             angle[i] = float(sv.min() ** 2) if sv.size else 0.0
-        return np.concatenate([[0.0], proj, span, angle])
+        col1 = self.directions @ V[:, 0]
+        return np.concatenate([[0.0], proj, span, angle, col1])
 
 
 def design_features(X1: np.ndarray, X0: np.ndarray, k: int, *, n_random: int = 4,
@@ -148,3 +158,50 @@ def _differing_rows(X1: np.ndarray, X0: np.ndarray) -> list[np.ndarray]:
     c0 = Counter(map(tuple, np.round(X0, 12)))
     out = [np.array(r) for r in (c1 - c0)] + [np.array(r) for r in (c0 - c1)]
     return out[:4]
+
+
+def release_bytes(V: np.ndarray | None, decimals: int | None = None) -> bytes | None:
+    """The exact release as bytes (``None`` for ⊥); with ``decimals``, after rounding every entry."""
+    if V is None:
+        return None
+    V = np.ascontiguousarray(np.asarray(V, np.float64))
+    return (np.round(V, decimals) + 0.0).tobytes() if decimals is not None else V.tobytes()
+
+
+@dataclass
+class ModalRelease:
+    """Events "the output equals the most frequent non-⊥ output of the calibration runs under D (or D′)",
+    bit for bit and after rounding to ``decimals``: chosen on the calibration runs, fixed for
+    certification."""
+
+    modes: dict[str, bytes | None]            # statistic name -> modal bytes
+    decimals: int = 9
+
+    @classmethod
+    def from_calibration(cls, raw1: list[np.ndarray | None], raw0: list[np.ndarray | None],
+                         decimals: int = 9) -> "ModalRelease":
+        modes = {}
+        for side, raw in (("D", raw1), ("D'", raw0)):
+            modes[f"same[{side}]"] = _mode([release_bytes(V) for V in raw])
+            modes[f"near[{side}]"] = _mode([release_bytes(V, decimals) for V in raw])
+        return cls(modes, decimals)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.modes)
+
+    def __call__(self, raw: list[np.ndarray | None]) -> np.ndarray:
+        exact = [release_bytes(V) for V in raw]
+        rounded = [release_bytes(V, self.decimals) for V in raw]
+        cols = []
+        for name, mode in self.modes.items():
+            got = exact if name.startswith("same") else rounded
+            cols.append([1.0 if (mode is not None and b == mode) else 0.0 for b in got])
+        return np.array(cols, dtype=float).T.reshape(len(raw), len(self.modes))
+
+
+def _mode(items: list[bytes | None]) -> bytes | None:
+    from collections import Counter
+
+    counts = Counter(b for b in items if b is not None)
+    return counts.most_common(1)[0][0] if counts else None

@@ -5,8 +5,10 @@
   it then is exceeds the claim by a given factor (25 % by default), the factor found from the σ
   and shift the white-box tap measures on the code actually run (:mod:`.whitebox`);
 * :func:`bypass_norm_check` — the row-norm check removed;
-* :func:`unfixed_subspace_exact` — Singhal–Steinke Algorithm 1 exactly as published (not (ε, δ)-DP
-  when a real subspace's score ties with NULL's; issue 10, section 1).
+* :func:`subspace_exact_variant` — known-broken versions of Singhal–Steinke's exact-case estimator:
+  Algorithm 1 as published (not (ε, δ)-DP when a real subspace's score ties with NULL's), and three
+  releases whose bits carry individual rows (tolerance membership, first-rows frame, rounded
+  de-duplication).
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ import importlib
 import math
 from typing import Callable, Sequence
 
+from scipy.optimize import brentq
+
 from mechanisms import MECHANISMS, get_mechanism
 from mechanisms._base import MechanismOutput
+
+from .whitebox import exact_epsilon, measure_mu
 
 
 #: mechanism -> (module, noise-scale function looked up by the mechanism at call time)
@@ -132,10 +138,6 @@ def noise_cut(name: str, *, epsilon: float, delta: float, overshoot: float = 1.2
     :func:`.whitebox.exact_epsilon`), and the variant is :func:`miscalibrated` (name, f).  Its
     ``audit_exact_epsilon`` attribute records the target.
     """
-    from scipy.optimize import brentq
-
-    from .whitebox import exact_epsilon, measure_mu
-
     target = float(overshoot) * float(epsilon)
     m = measure_mu(name, epsilon=epsilon, delta=delta, **params)
     g = lambda f: exact_epsilon(m, delta, noise_factor=f) - target  # noqa: E731
@@ -155,25 +157,43 @@ def noise_cut(name: str, *, epsilon: float, delta: float, overshoot: float = 1.2
     return broken
 
 
-UNFIXED_SUBSPACE_EXACT = "_subspace_exact_paper_unfixed"
+#: experiment.variant -> (module, function, audit name): the known-broken exact-case estimators
+SUBSPACE_EXACT_VARIANTS = {
+    "unfixed": ("mechanisms.subspace", "_subspace_exact_paper_unfixed", "subspace_exact[paper, unfixed]"),
+    "tolerance": ("mechanisms._subspace_known_broken", "subspace_exact_tolerance",
+                  "subspace_exact[tolerance membership]"),
+    "first_rows_frame": ("mechanisms._subspace_known_broken", "subspace_exact_first_rows_frame",
+                         "subspace_exact[first-rows frame]"),
+    "rounded_dedup": ("mechanisms._subspace_known_broken", "subspace_exact_rounded_dedup",
+                      "subspace_exact[rounded de-duplication]"),
+}
 
 
-def unfixed_subspace_exact() -> Callable[..., MechanismOutput]:
-    """Singhal–Steinke Algorithm 1 as published: ``mechanisms.subspace._subspace_exact_paper_unfixed``.
+def subspace_exact_variant(kind: str) -> Callable[..., MechanismOutput]:
+    """A known-broken version of Singhal–Steinke's exact-case estimator (:data:`SUBSPACE_EXACT_VARIANTS`).
 
-    Looked up at call time (another change adds it beside the fixed ``subspace_exact``).  Not (ε, δ)-DP
-    (issue 10, section 1): the search (:mod:`.search`) must catch it without being told the design.
+    ``unfixed``: Algorithm 1 as published (GAP-MAX with NULL over a data-dependent candidate set);
+    ``tolerance``: propose-test-release with floating-point membership, a rounded de-duplication key, the
+    first rows' frame and the noisy gap released; ``first_rows_frame``: exact scores with the frame of the
+    first rows spanning the subspace; ``rounded_dedup``: the tolerance scores releasing only ⊥ or a fixed
+    frame.  None is (ε, δ)-DP; the search (:mod:`.search`) must catch each without being told the design.
     """
-    mod = importlib.import_module("mechanisms.subspace")
-    fn = getattr(mod, UNFIXED_SUBSPACE_EXACT, None)
+    if kind not in SUBSPACE_EXACT_VARIANTS:
+        raise ValueError(f"unknown subspace_exact variant {kind!r}; valid: {sorted(SUBSPACE_EXACT_VARIANTS)}")
+    module, attr, label = SUBSPACE_EXACT_VARIANTS[kind]
+    fn = getattr(importlib.import_module(module), attr, None)
     if fn is None:
-        raise ImportError(f"mechanisms.subspace has no {UNFIXED_SUBSPACE_EXACT} (the published, unfixed "
-                          "Algorithm 1 kept as a known-broken audit variant)")
+        raise ImportError(f"{module} has no {attr} (a known-broken audit variant)")
 
     @functools.wraps(fn)
     def broken(X, k, **params):
         return fn(X, k, **params)
 
-    broken.audit_name = "subspace_exact[paper, unfixed]"
+    broken.audit_name = label
     broken.audit_design = "subspace_exact"
     return broken
+
+
+def unfixed_subspace_exact() -> Callable[..., MechanismOutput]:
+    """Singhal–Steinke Algorithm 1 as published (:func:`subspace_exact_variant` ``("unfixed")``)."""
+    return subspace_exact_variant("unfixed")

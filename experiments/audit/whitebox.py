@@ -40,8 +40,10 @@ import numpy as np
 
 from mechanisms._base import MechanismOutput
 
-from .bounds import audit_scores
-from .designs import AUDIT_PARAMS, AuditDesign, check_neighbours
+from .bounds import (audit_scores, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
+                     max_certifiable_epsilon)
+from .common import accepted_params, resolve
+from .designs import AUDIT_PARAMS, AuditDesign, check_neighbours, pair_design
 
 
 # ---------------------------------------------------------------------------------------------
@@ -383,7 +385,6 @@ def model_event(measured: dict, delta: float, trials: int, alpha: float) -> dict
     is largest.  Being fixed in advance, it needs no calibration split and no correction."""
     from scipy.stats import chi2, norm
 
-    from .bounds import epsilon_lower_bound
 
     if measured["kind"] == "gaussian":
         mu = measured["mu"]
@@ -411,7 +412,6 @@ def whitebox_design(name: str, relation: str, *, d: int = 2, n: int | None = Non
     """The full-sensitivity pair: row e₁ first, then n − 1 zero rows; D′ per relation: e₂ there
     (replace), the row removed (add-remove), the zero row (zero-out, entry-level).  Zero rows keep the
     shift of every noisy statistic at the sensitivity the calibration assumes."""
-    from .designs import pair_design
 
     n = WHITEBOX_N.get(name, 50) if n is None else int(n)
     e1, e2 = np.eye(d)[0], np.eye(d)[1]
@@ -429,14 +429,12 @@ def _declared_relation(fn: Callable, name: str, k: int, params: dict, d: int = 2
 
 
 def _prepare(mechanism, epsilon, delta, params):
-    from .runner import _accepted_params, _resolve
-
-    name, fn = _resolve(mechanism)
+    name, fn = resolve(mechanism)
     base = getattr(fn, "audit_design", name)
     p = {**AUDIT_PARAMS.get(base, {}), **WHITEBOX_PARAMS.get(base, {}), "epsilon": float(epsilon),
          "delta": float(delta), **params}
     p.pop("keep_subspaces", None)
-    return name, base, fn, _accepted_params(fn, {**p, **TAPS[base].extra_params}) if base in TAPS else p
+    return name, base, fn, accepted_params(fn, {**p, **TAPS[base].extra_params}) if base in TAPS else p
 
 
 def measure_mu(mechanism, *, epsilon: float, delta: float, k: int = 1, d: int = 2, seed: int = 0,
@@ -466,7 +464,6 @@ def measure_mu(mechanism, *, epsilon: float, delta: float, k: int = 1, d: int = 
 
 
 def _certify(s1: np.ndarray, s0: np.ndarray, ev: dict, delta: float, confidence: float) -> dict:
-    from .bounds import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, max_certifiable_epsilon
 
     alpha = 1.0 - confidence
     hi, lo = (s1, s0) if ev["orientation"] == "D1>D0" else (s0, s1)
