@@ -1,4 +1,4 @@
-"""Utility of the fixed ``subspace_exact`` against the paper's (non-private) Algorithm 1, issue 10.
+"""Utility of ``subspace_exact`` against the paper's (non-private) Algorithm 1.
 
 Regime of Singhal–Steinke Lemma 4.4 (Problem 4.1), at its worst case (Lemma 4.3 tight): s_* = a
 random k-plane of R^d (k = 2); ℓ rows of s_* on one line L of s_*, n − 2ℓ rows in general position
@@ -8,7 +8,7 @@ u(s_*) = n − 2ℓ, u(s') = ℓ and every other candidate scores 1, so the scor
 For each n the two mechanisms are run ``--trials`` times on one such data set (fresh noise each run):
 "MC" = fraction of runs returning s_* with its Monte Carlo standard error sqrt(p(1−p)/trials);
 "exact" = the success probability computed from the mechanism's own scores (fixed: the closed form
-P[gap + TLap > τ]; paper: ∫ p(x) Π_j F(x + G_* − G_j) dx over the TLap density p and CDF F, by
+P[gap + TLap(2, ε, δ₀) > τ]; paper: ∫ p(x) Π_j F(x + G_* − G_j) dx over the TLap density p and CDF F, by
 quadrature).  Prints a Markdown table and the sample bounds.
 
     python scripts/subspace_exact_utility.py --epsilon 1 --delta 1e-6 --ell 1 --trials 300
@@ -27,23 +27,31 @@ from scipy import integrate
 
 from mechanisms.metrics import projector_distance
 from mechanisms.subspace import (_subspace_exact_paper_unfixed, exact_min_samples, exact_ptr_pass_probability,
+                                 exact_ptr_threshold,
                                  paper_exact_min_samples, subspace_exact, truncated_laplace_params,
                                  truncated_laplace_survival)
 
 
 def worst_case_data(n: int, d: int, ell: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Problem 4.1 data with gap exactly n − 3ℓ (k = 2); returns (X, basis of s_*)."""
+    """Problem 4.1 data with gap exactly n − 3ℓ (k = 2); returns (X, orthonormal basis of s_*).
+
+    The rows lie *exactly* in their subspaces (the estimator decides membership in exact arithmetic):
+    integer combinations of integer vectors b₁, b₂, a with coefficients up to 2²⁰ in magnitude (general
+    position within each plane), scaled by one power of two so that every norm is <= 1 (exact)."""
     if n < 3 * ell + 2:
         raise ValueError(f"n must be >= 3ℓ + 2 = {3 * ell + 2}")
-    Q = np.linalg.qr(rng.standard_normal((d, 3)))[0]
-    b1, b2, a = Q[:, 0], Q[:, 1], Q[:, 2]             # s_* = span(b1, b2); L = span(b1); s' = span(b1, a)
-    ang = rng.uniform(0.05, np.pi - 0.05, n - 2 * ell)
-    inside = np.outer(np.cos(ang), b1) + np.outer(np.sin(ang), b2)
-    on_line = np.tile(b1, (ell, 1))
-    ang_adv = rng.uniform(0.05, np.pi - 0.05, ell)
-    adversarial = np.outer(np.cos(ang_adv), b1) + np.outer(np.sin(ang_adv), a)
-    X = np.vstack([inside, on_line, adversarial])
-    return X[rng.permutation(n)], Q[:, :2]
+    B = rng.integers(-3, 4, size=(d, 3))
+    while np.linalg.matrix_rank(B) < 3:
+        B = rng.integers(-3, 4, size=(d, 3))
+    b1, b2, a = B[:, 0], B[:, 1], B[:, 2]             # s_* = span(b1, b2); L = span(b1); s' = span(b1, a)
+
+    def combos(m, u, v):
+        c = rng.integers(-2 ** 20, 2 ** 20, size=(m, 2))
+        c[c[:, 1] == 0, 1] = 1                          # off the line L
+        return np.outer(c[:, 0], u) + np.outer(c[:, 1], v)
+    X = np.vstack([combos(n - 2 * ell, b1, b2), np.tile(b1, (ell, 1)), combos(ell, b1, a)]).astype(float)
+    X /= 2.0 ** np.ceil(np.log2(np.linalg.norm(X, axis=1).max()))
+    return X[rng.permutation(n)], np.linalg.qr(B[:, :2].astype(float))[0]
 
 
 def paper_success_probability(gaps: np.ndarray, star: int, epsilon: float, delta: float) -> float:
@@ -78,8 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"command: python scripts/subspace_exact_utility.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
     print(f"eps={eps} delta={delta} ell={ell} k={k} d={args.d} trials={args.trials} seed={args.seed}; "
           f"worst-case Problem 4.1 data (gap = n - 3*ell)")
-    _, A = truncated_laplace_params(2.0, eps, delta)
-    print(f"TLap(2, eps, delta) bound A = {A:.2f}; fixed threshold tau = 2 + A = {2 + A:.2f}")
+    tau = exact_ptr_threshold(eps, delta)
+    print(f"TLap(2, eps, delta0) bound A = {tau - 2:.2f}; threshold tau = 2 + A = {tau:.2f}")
     print(f"sure-success bounds: fixed n >= 3l + 2A + 2 = {b_fixed:.1f}; paper (our NULL score) "
           f"n >= 3l + 2 max(4 log(1/d)/e, 2A) + 2 = {b_paper:.1f}; paper as printed "
           f"3l + 8 log(1/d)/e + 2 = {3 * ell + 8 * math.log(1 / delta) / eps + 2:.1f}")

@@ -1,4 +1,4 @@
-"""Privacy of the exact-case subspace estimator (issue 10; proof in docs/subspace_exact_privacy.md).
+"""Privacy of the exact-case subspace estimator (proof in docs/subspace_exact_privacy.md).
 
 * the paper's Algorithm 1 (``_subspace_exact_paper_unfixed``) violates (ε, δ)-DP on the issue's pair;
 * the fixed ``subspace_exact`` passes the same statistical check on that pair;
@@ -27,8 +27,8 @@ from mechanisms.subspace import (_exact_candidates, _subspace_exact_paper_unfixe
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def issue_pair():
-    """Issue 10: 57 rows e₁ plus one row e₂ (D) vs plus one row e₃ (D′), d = 3, k = 1."""
+def counterexample_pair():
+    """The counterexample to Algorithm 1: 57 rows e₁ plus one row e₂ (D) vs plus one row e₃ (D′), d = 3, k = 1."""
     e = np.eye(3)
     base = np.tile(e[0], (57, 1))
     return np.vstack([base, e[1]]), np.vstack([base, e[2]])
@@ -63,13 +63,13 @@ def violation_certified(k_D, k_Dp, n, eps, delta, level=0.999):
 
 # --------------------------------------------------------------------------- the counterexample
 
-def test_paper_algorithm_violates_dp_on_issue_pair():
+def test_paper_algorithm_violates_dp_on_counterexample_pair():
     """The unfixed GAP-MAX: NULL score 57.26 and span(e₁) score 57 are within 1, every gap is 0, and
     the output is the argmax of three i.i.d. TLap draws: span(e₂) with probability 1/3 under D, never
     under D′ (not a candidate there).  600 runs each; the 99.9% Clopper–Pearson lower bound on
     P_D[span(e₂)] (≈ 0.21–0.27 for 160–200 hits; 200 expected) is far above
     e·(upper bound on P_D′[span(e₂)] = 0.0126 at 0 hits) + 1e-6 = 0.034."""
-    D, Dp = issue_pair()
+    D, Dp = counterexample_pair()
     n = 600
     cD = outcome_counts(_subspace_exact_paper_unfixed, D, n, 0)
     cDp = outcome_counts(_subspace_exact_paper_unfixed, Dp, n, 1)
@@ -82,7 +82,7 @@ def test_paper_algorithm_violates_dp_on_issue_pair():
 
 
 def test_paper_algorithm_is_marked_broken_and_unregistered():
-    D, _ = issue_pair()
+    D, _ = counterexample_pair()
     out = _subspace_exact_paper_unfixed(D, 1, rng=np.random.default_rng(0), epsilon=1.0, delta=1e-6)
     assert out.guarantee.exact is False and "KNOWN NOT DP" in out.guarantee.note
     assert out.release["status"] in ("ok", "bottom") and "top_score" in out.diagnostics
@@ -91,7 +91,7 @@ def test_paper_algorithm_is_marked_broken_and_unregistered():
         assert "paper_unfixed" not in cfg.read_text(), cfg
 
 
-def test_fixed_mechanism_on_issue_pair():
+def test_fixed_mechanism_on_counterexample_pair():
     """The fixed mechanism on the issue's pair: gap 56 on both sides (top span(e₁), runner-up 1), so
     both release span(e₁) with the same probability (0.99999977) and never span(e₂) or span(e₃).
 
@@ -100,7 +100,7 @@ def test_fixed_mechanism_on_issue_pair():
     algorithm (previous test, 600 runs); with 1000 runs and P_D′[E] = 0 (CP upper bound 0.0076), 38
     hits certify a violation, so any violation with P_D[E] >= 0.054 is caught with probability >= 0.99
     (binomial tail, computed with scipy.stats.binom)."""
-    D, Dp = issue_pair()
+    D, Dp = counterexample_pair()
     n = 1000
     cD = outcome_counts(subspace_exact, D, n, 2)
     cDp = outcome_counts(subspace_exact, Dp, n, 3)

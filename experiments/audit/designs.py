@@ -111,23 +111,23 @@ def bingham_design(epsilon: float, *, d: int = 2, n: int | None = None, row_norm
                        f"differing row {row_norm:g}*e1 vs {row_norm:g}*e2", "proj_e1")
 
 
-def subspace_exact_design(epsilon: float, delta: float, *, d: int = 2, margin: int = 4) -> AuditDesign:
-    """For Singhal–Steinke's GAP-MAX (Algorithm 1, replace-one-row, k = 1).
+def subspace_exact_design(epsilon: float, delta: float, *, d: int = 2, n2: int = 3) -> AuditDesign:
+    """For Singhal–Steinke's exact case with the propose-test-release test (replace-one-row, k = 1).
 
-    D: n₁ points on the e₁ axis and n₂ on the e₂ axis, n₂ = ⌈NULL score⌉ + 1 (so that the runner-up
-    score is e₂'s, not NULL's) and n₁ = n₂ + ``margin``; D': one e₁ point moved to e₂.  The gap
-    top − second falls by 2, the full sensitivity the truncated Laplace noise is calibrated for.
-    Statistic ‖V̂ᵀe₁‖² (⊥ → −1): the event "output ≠ e₁" is e^ε likelier under D'.
+    D: n₂ points on e₂ and n₁ = n₂ + ⌊τ⌋ on e₁ (τ the test's public threshold), so the gap is ⌊τ⌋ and
+    the release probability sits where the truncated Laplace tail is exponential; D′: one e₁ point
+    moved to e₂, the gap falls by 2 (its full sensitivity) and the release probability by the factor
+    e^ε.  Statistic ‖V̂ᵀe₁‖² (⊥ → −1): the event "the output is span(e₁)" is e^ε likelier under D.
     """
-    from mechanisms.subspace import exact_null_score
+    from mechanisms.subspace import exact_ptr_threshold
 
-    n2 = int(math.ceil(exact_null_score(1, epsilon, delta))) + 1
-    n1 = n2 + int(margin)
+    n1 = int(n2) + int(math.floor(exact_ptr_threshold(epsilon, delta)))
     e1, e2 = _unit(d, 0), _unit(d, 1)
     X1 = np.vstack([np.tile(e1, (n1, 1)), np.tile(e2, (n2, 1))])
     X0 = np.vstack([np.tile(e1, (n1 - 1, 1)), np.tile(e2, (n2 + 1, 1))])
     return AuditDesign(X1, X0, "replace-one-row", "subspace_exact",
-                       f"{n1} points on e1 and {n2} on e2 vs one moved from e1 to e2 (R^{d})", "proj_e1")
+                       f"{n1} points on e1 and {n2} on e2 (gap at the test threshold) vs one moved from e1 to e2 "
+                       f"(R^{d})", "proj_e1")
 
 
 def subspace_approx_design(epsilon: float, delta: float, *, d: int = 2) -> AuditDesign:
