@@ -187,9 +187,9 @@ def tlap_hockey_stick(shift, eps, delta):
 
 
 @pytest.mark.parametrize("eps,delta", [(2.0, 0.05), (1.0, 1e-6)])
-def test_noisy_gap_release_is_eps_delta_dp_for_shifts_up_to_2(eps, delta):
-    """Claim 4 of the note: the noisy gap (the whole release once the top candidate is fixed) shifted by
-    at most the gap sensitivity 2 has hockey-stick divergence <= δ at e^ε (Lemma A.14)."""
+def test_truncated_laplace_shifts_up_to_2_are_eps_delta(eps, delta):
+    """Claim 4 of the note: the noisy gap (which decides the release once the top candidate is fixed)
+    shifted by at most the gap sensitivity 2 has hockey-stick divergence <= δ at e^ε (Lemma A.14)."""
     for shift in (0.0, 0.5, 1.0, 2.0, -2.0):
         assert tlap_hockey_stick(shift, eps, delta) <= delta * (1 + 1e-6) + 1e-12
     assert tlap_hockey_stick(2.0, eps, delta) == pytest.approx(delta, rel=1e-4)   # tight at shift 2
