@@ -1,6 +1,6 @@
 """Singhal & Steinke, "Privately learning subspaces" (NeurIPS 2021): exact and approximate cases.
 
-Paper text: ``/work/shared/papers/004_*``.  The paper stores points as columns of a d x n matrix;
+The paper stores points as columns of a d x n matrix;
 here, as everywhere in privpca, X is n x d with one point (individual) per row.
 
 Neighbouring relation: the paper's (Definition A.11 and the remark after it; Theorems 1.1/1.2
@@ -21,7 +21,7 @@ are release and which diagnostics (exact data statistics: not private).
 propose-test-release on the top candidate's score gap with truncated-Laplace noise TLap(2, ε, δ)
 (Lemma A.14); proof and departures from the paper in ``docs/subspace_exact_privacy.md``.
 :func:`_subspace_exact_paper_unfixed` — Algorithm 1 (DPESSE) as written: GAP-MAX (Lemma A.16) over the
-data-dependent candidate set plus NULL.  NOT differentially private (issue 10); audit variant only.
+data-dependent candidate set plus NULL.  NOT differentially private; audit variant only.
 :func:`subspace_approx` — Algorithm 2 (DPASE): subsample-and-aggregate with reference points and a
 stable (ε, δ)-DP histogram on randomly offset cells.
 """
@@ -249,7 +249,7 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     replace-one-row for every input.  Proof: docs/subspace_exact_privacy.md.
 
     The paper's Algorithm 1 (GAP-MAX over the data-dependent candidate set) is not differentially
-    private (issue 10; kept as :func:`_subspace_exact_paper_unfixed` for audits only).  This version
+    private (kept as :func:`_subspace_exact_paper_unfixed` for audits only).  This version
     keeps the paper's score ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}`` and candidates (spans of k
     data points, :func:`_exact_candidates`) and replaces GAP-MAX + NULL by propose-test-release:
 
@@ -272,6 +272,42 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     (``too_many="bottom"``); this depends only on (n, k), public under replacement.  "x ∈ s" means
     ``||x − P_s x|| <= tol`` (the proof treats membership as exact; see the note's caveats).
     ``ell`` defaults to k − 1 (general position) and must be >= 0.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Data, one point per row; rows above ``row_norm_bound`` are refused unless ``clip``.
+    k : int
+        Dimension of the subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the truncated-Laplace noise of the test.
+    epsilon : float
+        Privacy parameter ε > 0.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1).
+    ell : int, optional
+        The ℓ of Problem 4.1 (default k − 1); only sets the diagnostic sample bound.
+    tol : float, default 1e-8
+        Membership tolerance: x ∈ s when ``||x − P_s x|| <= tol``.
+    max_candidates : int, default 20000
+        Largest C(n, k) searched.
+    too_many : {"raise", "bottom"}, default "raise"
+        What happens when C(n, k) > ``max_candidates``: a :class:`PrivacyInputError`, or ⊥.
+    row_norm_bound : float, default 1.0
+        Largest accepted row norm (``float("inf")`` accepts any finite data).
+    clip : bool, default False
+        Scale rows above ``row_norm_bound`` back instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal) or None for ⊥; the guarantee ((ε, δ)-DP,
+        replace-one-row, proven in docs/subspace_exact_privacy.md); the release and diagnostics
+        fields listed above.
+
+    References
+    ----------
+    V. Singhal and T. Steinke, "Privately learning subspaces", NeurIPS 2021, section 4 (Problem 4.1, Algorithm 1) and Lemma A.14 (truncated Laplace).
     """
     X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
                                                   min_ell=0, tol=tol, max_candidates=max_candidates)
@@ -437,6 +473,38 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     noisy count among the cells the stable histogram releases: part of the histogram's output).
     Diagnostics (not private): ``max_true_count`` (the true maximum cell count),
     ``n_nonempty_cells`` (the exact number of non-empty cells), ``n_clipped``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Data, one point per row; rows above ``row_norm_bound`` are refused unless ``clip``.
+    k : int
+        Dimension of the subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the reference points, the grid offset, the histogram noise and the final point.
+    epsilon : float
+        Privacy parameter ε > 0.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1).
+    gamma : float, default 0.01
+        Public upper bound on sqrt(λ_{k+1}/λ_k); sets the cell width only.
+    C0, C1, C2 : float
+        The constants of the block count, number of reference points and cell width (defaults
+        ``DEFAULT_C0``, ``DEFAULT_C1``, ``DEFAULT_C2``).
+    row_norm_bound : float, default 1.0
+        Largest accepted row norm (``float("inf")`` accepts any finite data).
+    clip : bool, default False
+        Scale rows above ``row_norm_bound`` back instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal) or None for ⊥; the guarantee ((ε, δ)-DP,
+        replace-one-row); the release and diagnostics fields listed above.
+
+    References
+    ----------
+    V. Singhal and T. Steinke, "Privately learning subspaces", NeurIPS 2021, section 5 (Problem 5.1, Algorithm 2, Theorem 1.2) and Lemma A.15 (stable histogram).
     """
     X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     n, d = X.shape
