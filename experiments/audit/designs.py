@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms._base import NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE
+from mechanisms import NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE
 
 
 @dataclass

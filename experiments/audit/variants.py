@@ -17,8 +17,7 @@ import importlib
 import math
 from typing import Callable, Sequence
 
-from mechanisms import MECHANISMS, get_mechanism
-from mechanisms._base import MechanismOutput
+from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 
 #: mechanism -> (module, noise-scale function looked up by the mechanism at call time)

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms._base import MechanismOutput
+from mechanisms import MechanismOutput
 
 from .bounds import audit_scores
 from .designs import AUDIT_PARAMS, AuditDesign, check_neighbours
