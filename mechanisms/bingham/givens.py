@@ -1,4 +1,4 @@
-"""The fast MCMC for k ≥ 1 (the default for k > 1): a Gibbs sampler on the orthogonal group by Givens rotations.
+"""The fast MCMC for k ≥ 1 (the default for k > 1): Gibbs sampling on O(d) by Givens rotations.
 
 The Numba kernel (:func:`givens_sweeps` and the functions it calls) is all in this module.
 
