@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
-from mechanisms._base import PrivacyInputError
+from mechanisms import PrivacyInputError
 
 from .datasets import DataCorruptError, DataUnavailableError
 from .errors import UserError

@@ -7,7 +7,7 @@
 or from the shell: ``python -m experiments.contract my_module:my_function --epsilon 1 --delta 1e-5``.
 
 A mechanism is a function ``f(X, k, *, rng, clip=False, **params) -> MechanismOutput`` (see
-:mod:`mechanisms._base`).  The contract (docs/own_mechanism.md):
+the types :mod:`mechanisms` exports).  The contract (docs/own_mechanism.md):
 
 1. **Declared guarantee** — the output carries a :class:`~mechanisms.PrivacyGuarantee` with ε ≥ 0,
    0 ≤ δ < 1 and a neighbouring relation the harness knows (``NEIGHBOURING_RELATIONS``); the
@@ -44,8 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms import get_mechanism
-from mechanisms._base import NEIGHBOURING_RELATIONS, MechanismOutput, PrivacyGuarantee
+from mechanisms import NEIGHBOURING_RELATIONS, MechanismOutput, PrivacyGuarantee, get_mechanism
 
 #: names under which ``experiments.audit`` may expose its search audit (tried in order)
 SEARCH_AUDIT_NAMES = ("search_audit", "audit_by_search", "audit_search", "run_search_audit")

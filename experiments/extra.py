@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from mechanisms._base import PreparedData
+from mechanisms import PreparedData
 from mechanisms.linalg import single_thread_blas
 from mechanisms.metrics import projector_distance
 from mechanisms.online_pca import online_regret_bounds
@@ -32,7 +31,8 @@ from mechanisms.online_pca import online_regret_bounds
 from .progress import progress_bar
 from .provenance import git_commit, package_versions
 from .results import ResultStore, record_id
-from .runners import emit, make_record, mechanism_stream, output_fields, results_root, run_key
+from .records import (configured_mechanism, emit, mechanism_stream, output_fields, results_root, run_key,
+                      write_record)
 from .synthetic import spiked
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                         rec = store.get(record_id(key))
                     else:
                         t0 = time.perf_counter()
-                        mech = mech or instantiate(cfg.mechanism.fn)
+                        mech = mech or configured_mechanism(cfg)
                         ds = _spiked_data(cfg, n, d, d, n, r)
                         data = PreparedData(ds.X)
                         stream = mechanism_stream(cfg.seed, 0, r, d, n)
@@ -145,8 +145,8 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                                                 else projector_distance(out.components, ds.true_subspace)),
                             population_gap=float(ds.population_eigenvalues[int(cfg.k) - 1]
                                                  - ds.population_eigenvalues[int(cfg.k)]))
-                        rec = make_record(cfg, ds, data.X, fields, time.perf_counter() - t0, key)
-                        written += store.write(rec)[1]
+                        rec, _, new = write_record(store, cfg, ds, data.X, fields, time.perf_counter() - t0, key)
+                        written += new
                     utils.append(_utility(rec))
                     statuses.add(str(rec.get("guarantee_status", "proven")))
                     dists.append(1.0 if rec.get("projector_distance") is None else rec["projector_distance"])
@@ -235,7 +235,7 @@ def run_online_regret(cfg: DictConfig) -> dict:
                     ds = _spiked_data(cfg, m, d, m, r)
                     data = PreparedData(ds.X)
                     stream = mechanism_stream(cfg.seed, 0, r, m, int(tree))
-                    mech = instantiate(cfg.mechanism.fn, tree=tree, keep_subspaces=False, keep_curves=True)
+                    mech = configured_mechanism(cfg, tree=tree, keep_subspaces=False, keep_curves=True)
                     out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
                     diag = out.diagnostics   # regret, OPT, gains: exact functions of the raw rows (not private)
                     curve, gains = np.asarray(diag.pop("regret_curve")), np.asarray(diag.pop("gains"))
@@ -255,8 +255,8 @@ def run_online_regret(cfg: DictConfig) -> dict:
                                "theorem9": b["theorem9"], "theorem8": b["theorem8"],
                                "theorem8_conditions": b["theorem8_conditions"],
                                "theorem9_conditions": np.broadcast_to(b["theorem9_conditions"], t.shape)})
-                    rec = make_record(cfg, ds, data.X, fields, time.perf_counter() - t0, key)
-                    written += store.write(rec)[1]
+                    rec, _, new = write_record(store, cfg, ds, data.X, fields, time.perf_counter() - t0, key)
+                    written += new
                 rows.append({"tree": tree, "restart": r, "regret": rec["regret"], "opt": rec["opt"],
                              "regret_over_opt": rec["regret_over_opt"], "q_F_normalised": rec["q_F_normalised"]})
     df = pd.DataFrame(rows)

@@ -15,20 +15,20 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from sklearn.exceptions import ConvergenceWarning
 
-from mechanisms._base import PreparedData
+from mechanisms import PreparedData
 from mechanisms.bounds import mod_sulq_correlation_upper_bound
 from mechanisms.calibration import mod_sulq_noise_scale
 
 from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
-from .progress import progress_bar
+from .progress import progress_bar, progress_enabled
+from .records import (configured_mechanism, emit, evaluate_mechanism, mechanism_params, mechanism_rng,
+                      mechanism_stream, output_fields, results_root, run_key, subset_rng, subset_stream,
+                      write_record)
 from .results import ResultStore
-from .runners import (emit, evaluate_mechanism, make_record, mechanism_params, mechanism_rng, mechanism_stream,
-                      output_fields, results_root, run_key, subset_rng, subset_stream)
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +72,12 @@ def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: 
                 bar.update(1)
                 continue
             t0 = time.perf_counter()
-            mech = mech or instantiate(cfg.mechanism.fn)
+            mech = mech or configured_mechanism(cfg)
             if point_data_key != data_key:
                 data_key, data = point_data_key, make_data()
             fields = evaluate_mechanism(cfg, data, stream, mech)
             fields.update(key_fields)
-            written += store.write(make_record(cfg, dataset, data.X, fields, time.perf_counter() - t0, key))[1]
+            written += write_record(store, cfg, dataset, data.X, fields, time.perf_counter() - t0, key).written
             bar.update(1)
     return written
 
@@ -187,8 +187,8 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
                       restarts_as_chains=True, group_restarts=list(map(int, missing)),
                       group_data_seconds=t_data)
         key = _group_key(cfg, n, subset, r)
-        written += store.write(make_record(cfg, dataset, X, fields, t_data / len(missing) + out.diagnostics["seconds"],
-                                           key))[1]
+        written += write_record(store, cfg, dataset, X, fields, t_data / len(missing) + out.diagnostics["seconds"],
+                                key).written
     return written
 
 
@@ -360,7 +360,7 @@ def run_classification(cfg: DictConfig) -> dict:
     written = 0
     bar = progress_bar(total=perms * projs, desc=f"{cfg.mechanism.name} classification",
                        enable=cfg.progress)
-    mech = instantiate(cfg.mechanism.fn)
+    mech = configured_mechanism(cfg)
     mech_kwargs = {} if proto["random_entries"] is None else {"entries": proto["random_entries"]}
     if proto["random_projection"] == "raw":
         mech_kwargs["return_matrix"] = True   # the raw (non-orthonormal) matrix is used as the projection
@@ -420,8 +420,8 @@ def run_classification(cfg: DictConfig) -> dict:
                           svm_convergence_warnings=sum(issubclass(w.category, ConvergenceWarning) for w in caught),
                           n_train=int(len(train)), n_test=int(len(test)), positive_label=str(positive),
                           d_classified=int(X_all.shape[1]), **proto)
-            written += store.write(make_record(cfg, dataset, holdout.X, fields, time.perf_counter() - t0,
-                                               key))[1]
+            written += write_record(store, cfg, dataset, holdout.X, fields, time.perf_counter() - t0,
+                                    key).written
             bar.update(1)
     bar.close()
     df = store.load(experiment="classification", dataset=dataset.name, mechanism=cfg.mechanism.name,
@@ -474,7 +474,8 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
         res = gibbs_convergence_traces(data.A, data.X.shape[0], float(cfg.epsilon), int(cfg.k),
                                        n_chains=int(g.chains), iterations=int(g.iterations),
                                        rng=mechanism_rng(cfg.seed, 0, 0), record_every=every,
-                                       sampler=str(cfg.experiment.sampler), progress=cfg.progress)
+                                       sampler=str(cfg.experiment.sampler),
+                                       progress=progress_enabled(cfg.progress))
         fields = {"mechanism": "ppca", "epsilon": float(cfg.epsilon), "delta": 0.0,
                   "neighbouring": "replace-one-row", "guarantee_status": "nominal (MCMC)",
                   "sampler": res["sampler"],
@@ -484,7 +485,7 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
                   "sweeps_per_iteration": res.get("sweeps_per_iteration"),
                   "traces": {"iterations": res["T"], "log_F": res["log_F"],
                              "q_F_thinned": res["q_F"][:, every - 1::every]}}
-        written = store.write(make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key))[1]
+        written = write_record(store, cfg, dataset, X, fields, time.perf_counter() - t0, key).written
     return _finish(cfg, "gibbs_convergence", written, pd.DataFrame())
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms._base import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k
+from mechanisms import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k
 
 from .provenance import REPO_ROOT
 
@@ -476,15 +476,15 @@ def run_peers(cfg) -> dict:
     (resumable); ``results/tables/peers.csv`` and ``peers_sampler_check.csv`` summarise them.
     """
     import pandas as pd
-    from hydra.utils import instantiate
 
-    from mechanisms._base import PreparedData
+    from mechanisms import PreparedData
 
     from .jmlr import n_grid
     from .loading import load_configured, subsample
     from .provenance import git_commit, package_versions
     from .results import ResultStore, record_id
-    from .runners import emit, make_record, mechanism_stream, output_fields, results_root, run_key, subset_stream
+    from .records import (configured_mechanism, emit, mechanism_stream, output_fields, results_root, run_key,
+                          subset_stream, write_record)
 
     e = cfg.experiment
     store = ResultStore(results_root(cfg))
@@ -517,7 +517,7 @@ def run_peers(cfg) -> dict:
                         if data is None:
                             X, _, _ = subsample(dataset.X, int(n), np.random.default_rng(stream))
                             data = PreparedData(X, clip=bool(cfg.clip_rows))
-                        mech = mech or instantiate(mcfg.mechanism.fn)
+                        mech = mech or configured_mechanism(mcfg)
                         t0 = time.perf_counter()
                         m_stream = mechanism_stream(cfg.seed, 0, r, n, i_eps)
                         try:
@@ -531,8 +531,9 @@ def run_peers(cfg) -> dict:
                         out_fields.update(n=int(n), subset=0, restart=r, subset_stream=stream,
                                           mechanism_stream=m_stream, epsilon_requested=float(eps),
                                           release=out.release, diagnostics=out.diagnostics)
-                        rec = make_record(mcfg, dataset, data.X, out_fields, time.perf_counter() - t0, key)
-                        written += store.write(rec)[1]
+                        rec, _, new = write_record(store, mcfg, dataset, data.X, out_fields,
+                                                   time.perf_counter() - t0, key)
+                        written += new
                         if not cfg.quiet:
                             log.info("%s %s n=%d eps=%g r=%d: %s q_F/opt=%s certified eps=%s (%.1f s)", ds_name,
                                      mech_name, n, eps, r, rec["status"], rec.get("q_F_normalised"), rec["epsilon"],

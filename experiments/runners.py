@@ -1,185 +1,29 @@
-"""Experiment runners called by ``run.py`` (one per ``conf/experiment/*.yaml``).
+"""The single-run experiments called by ``run.py``: ``single``, ``table1`` and ``+rerun=<record id>``.
 
-Random streams: a run with ``seed=s, subset=i, restart=r`` draws its data subset
-from ``default_rng([s, 0, i])`` and its mechanism noise from
-``default_rng([s, 1, i, r])``, so adding subsets or restarts never changes the
-draws of existing ones.
+Every experiment writes its records with the record toolkit, :mod:`experiments.records` (random
+streams, run keys, record fields, writing).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from mechanisms._base import PreparedData
-from mechanisms.metrics import optimal_q_F, q_F
+from mechanisms import PreparedData
 
-from .loading import load_configured, subsample
-from .provenance import REPO_ROOT, git_commit, package_versions
 from .errors import UserError
-from .results import ResultStore, to_json
+from .loading import load_configured, subsample
+from .provenance import git_commit, package_versions
+from .records import (emit, evaluate_mechanism, mechanism_stream, results_root, run_key, subset_stream,
+                      write_record)
+from .results import ResultStore
 
 log = logging.getLogger(__name__)
-
-
-def results_root(cfg: DictConfig) -> Path:
-    p = Path(cfg.results_dir)
-    return p if p.is_absolute() else REPO_ROOT / p
-
-
-def subset_stream(seed: int, subset: int, *extra: int) -> list[int]:
-    """Seed sequence entropy for drawing data subset ``subset`` (extra ids, e.g. n, make it per grid point)."""
-    return [int(seed), 0, int(subset), *map(int, extra)]
-
-
-def mechanism_stream(seed: int, subset: int, restart: int, *extra: int) -> list[int]:
-    """Seed sequence entropy for the mechanism's randomness on (subset, restart)."""
-    return [int(seed), 1, int(subset), int(restart), *map(int, extra)]
-
-
-def subset_rng(seed: int, subset: int, *extra: int) -> np.random.Generator:
-    return np.random.default_rng(subset_stream(seed, subset, *extra))
-
-
-def mechanism_rng(seed: int, subset: int, restart: int, *extra: int) -> np.random.Generator:
-    return np.random.default_rng(mechanism_stream(seed, subset, restart, *extra))
-
-
-def components_digest(V: np.ndarray | None) -> str | None:
-    """sha256 of the released matrix's bytes (float64, C order): bit-for-bit reproducibility checks."""
-    if V is None:
-        return None
-    return hashlib.sha256(np.ascontiguousarray(V, dtype=np.float64).tobytes()).hexdigest()
-
-
-def mechanism_params(cfg: DictConfig) -> dict:
-    """The mechanism's configured parameters (part of the run key).  ``calibration: paper`` (the
-    reproduction's default noise) is left out, so records written before the ``calibration`` knob
-    existed keep their keys; any other calibration is part of the key."""
-    params = OmegaConf.to_container(cfg.mechanism.fn, resolve=True)
-    return {k: v for k, v in params.items()
-            if not k.startswith("_") and not (k == "calibration" and v == "paper")}
-
-
-def run_key(cfg: DictConfig, **extra: Any) -> dict:
-    """What identifies a run (for resuming): everything that changes its output."""
-    key = {
-        "experiment": cfg.experiment.name,
-        "dataset": cfg.dataset.name,
-        "dataset_params": OmegaConf.to_container(cfg.dataset, resolve=True),
-        "mechanism": cfg.mechanism.name,
-        "mechanism_params": mechanism_params(cfg),
-        "k": int(cfg.k),
-        "n": None if cfg.n is None else int(cfg.n),
-        "scale": cfg.scale.name,   # a run at another scale is another run (iterations, chains differ)
-        "seed": int(cfg.seed),
-        "subset": int(cfg.subset),
-        "restart": int(cfg.restart),
-        "clip_rows": bool(cfg.clip_rows),
-    }
-    key.update(extra)
-    return key
-
-
-def evaluate_mechanism(cfg: DictConfig, data: PreparedData, stream: list[int], mech=None) -> dict:
-    """Run the configured mechanism once on ``data`` with randomness ``default_rng(stream)``;
-    return the utility and guarantee fields of a record (including the stream, for re-runs)."""
-    mech = mech or instantiate(cfg.mechanism.fn)
-    t0 = time.perf_counter()
-    out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
-    fields = output_fields(cfg, out, data, time.perf_counter() - t0)
-    fields["mechanism_stream"] = list(stream)
-    return fields
-
-
-#: release fields copied to the top level of a record (convenience columns; the full release is
-#: under ``"release"``)
-RELEASE_COLUMNS = ("sampler", "iterations", "noise_scale")
-
-_LAST_OPTIMUM: list = [None, None, None]  # (A, k, q_F(V_k)): the last data's optimum, reused by its restarts
-
-
-def _optimal_q_F(A: np.ndarray, k: int) -> float:
-    """optimal_q_F(A, k), computed once for consecutive records on the same (read-only) A: a sweep writes
-    up to 100 restarts per data subset, each needing the same d x d eigendecomposition.  The cache
-    holds a reference to A, so an identity match cannot be a recycled object."""
-    if _LAST_OPTIMUM[0] is A and _LAST_OPTIMUM[1] == k and not A.flags.writeable:
-        return _LAST_OPTIMUM[2]
-    value = optimal_q_F(A, k)
-    _LAST_OPTIMUM[:] = [A, k, value]
-    return value
-
-
-def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | None = None) -> dict:
-    """Record fields of one mechanism output: guarantee, utility, release and diagnostics.
-
-    The mechanism's release is stored under ``"release"`` and its diagnostics under
-    ``"diagnostics_not_private"`` (exact statistics of the raw data and sampler internals: never
-    publish them beside the release).  A few release fields (:data:`RELEASE_COLUMNS`) are repeated
-    as flat columns for tables; diagnostics appear only under ``diagnostics_not_private``.
-    ``guarantee_status`` is ``"proven"`` or, e.g., ``"nominal (MCMC)"``
-    (:data:`mechanisms._base.GUARANTEE_STATUSES`): show it wherever the result is shown.
-    """
-    A = data.A
-    g = out.guarantee
-    fields = {
-        "mechanism": cfg.mechanism.name,
-        "epsilon": g.epsilon, "delta": g.delta, "neighbouring": g.neighbouring,
-        "guarantee_exact": g.exact, "guarantee_status": g.status, "guarantee_note": g.note,
-        "q_F_opt": _optimal_q_F(A, int(cfg.k)),
-        "trace_A": float(np.trace(A)),
-        "mechanism_seconds": seconds,
-        "release": out.release,
-        "diagnostics_not_private": out.diagnostics,
-    }
-    fields["components_sha256"] = components_digest(out.components)
-    if out.components is None:  # e.g. Singhal-Steinke's "bottom" answer
-        fields.update(q_F=None, q_F_normalised=None, status=out.status)
-    else:
-        fields.update(q_F=q_F(out.components, A), status="ok")
-        fields["q_F_normalised"] = fields["q_F"] / fields["q_F_opt"]
-    for key in RELEASE_COLUMNS:
-        if key in out.release:
-            fields[key] = out.release[key]
-    return fields
-
-
-def make_record(cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seconds: float,
-                key: dict) -> dict:
-    return {
-        "run_key": key,
-        "experiment": cfg.experiment.name,
-        "dataset": dataset.name,
-        "split": getattr(dataset, "split", None),
-        "n": int(X.shape[0]),
-        "n_total": int(dataset.X.shape[0]),
-        "d": int(X.shape[1]),
-        "k": int(cfg.k),
-        "scale": cfg.scale.name,
-        "seed": int(cfg.seed),
-        "subset": int(cfg.subset),
-        "restart": int(cfg.restart),
-        **fields,
-        "wall_seconds": wall_seconds,
-        "config": OmegaConf.to_container(cfg, resolve=True),
-        "data_files": getattr(dataset, "files", {}),
-        "versions": package_versions(),
-        "git_commit": git_commit(),
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-
-
-def emit(record: dict) -> None:
-    """Print the record as the last line of stdout (the single-run contract)."""
-    print(to_json(record), flush=True)
 
 
 def run_single(cfg: DictConfig) -> dict:
@@ -193,8 +37,7 @@ def run_single(cfg: DictConfig) -> dict:
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     fields = evaluate_mechanism(cfg, data, mechanism_stream(cfg.seed, cfg.subset, cfg.restart))
     fields["subset_stream"] = sub
-    record = make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key)
-    rid, written = store.write(record)
+    record, rid, written = write_record(store, cfg, dataset, X, fields, time.perf_counter() - t0, key)
     record["record_id"] = rid
     record["written"] = written
     if not cfg.quiet:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from experiments.datasets import (DATASETS, PAPER_K, PAPER_TABLE1, DataUnavailableError,
                                   load_dataset)
-from mechanisms._base import second_moment
+from mechanisms import second_moment
 from mechanisms.metrics import optimal_q_F
 
 __all__ = ["PAPER_TABLE1", "PAPER_K", "COLUMNS", "table1", "table1_row"]

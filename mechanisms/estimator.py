@@ -3,18 +3,21 @@
 :class:`PrivatePCA` passes scikit-learn's own conformance suite
 (``sklearn.utils.estimator_checks``; see ``tests/test_sklearn_checks.py``).  Input is validated
 with scikit-learn's :func:`~sklearn.utils.validation.validate_data`, so shape, dtype, NaN/inf,
-sparse and feature-count errors read as scikit-learn users expect; the privacy-specific checks
-(row norms, ε, δ) stay in :mod:`mechanisms._base` and keep their own messages.
+sparse and feature-count errors read as scikit-learn users expect, and the estimator's parameters
+are declared in ``_parameter_constraints`` (scikit-learn's :mod:`sklearn.utils._param_validation`),
+checked by ``fit`` before anything else.  The privacy-specific checks (row norms, ε, δ) are the
+mechanisms' own and keep their messages (:class:`mechanisms.PrivacyInputError`).
 """
 
 from __future__ import annotations
 
 import inspect
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import get_mechanism
@@ -45,24 +48,34 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     Parameters
     ----------
-    mechanism : config name of the mechanism (``"ppca"``, ``"mod_sulq"``, ...; see
+    mechanism : str or callable, default "ppca"
+        Config name of the mechanism (``"ppca"``, ``"mod_sulq"``, ...; see
         :data:`mechanisms.MECHANISMS`), or any callable ``f(X, k, *, rng, clip, **params) ->
         MechanismOutput`` (e.g. your own mechanism, docs/own_mechanism.md).
-    n_components : the rank k, ``1 <= k < n_features``.
-    epsilon, delta : privacy parameters, passed to mechanisms that take them (``delta`` is
-        required by the (ε, δ) mechanisms and refused by none; ``None`` means "not given").
-    row_norm_bound : PUBLIC bound B on the L2 norm of one row (default 1, the papers' setting).
-        The mechanism runs on ``X / B``; its guarantee holds for neighbouring datasets whose rows
-        have norm at most B.  Choose B without looking at the data (e.g. from the data's known
-        range); a B computed from the data (such as its largest row norm) is not private.
-    clip : rows with norm above ``row_norm_bound``: refuse them (``False``, the default: the error
-        names the largest row) or scale them back onto the ball (``True``).  Clipping is
-        row-wise 1-Lipschitz, so the guarantee still holds; that it was on is recorded in the
-        (public) parameters, how many rows it changed only in ``diagnostics_`` (that count is an
-        exact statistic of the data).
-    mechanism_params : extra keyword arguments for the mechanism (e.g. ``{"iterations": 2000}``).
-    keep_diagnostics : keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).
-    random_state : None, int, ``numpy.random.Generator`` or ``RandomState``.
+    n_components : int, default 2
+        The rank k, ``1 <= k < n_features``.
+    epsilon : float, default 1.0
+        Privacy parameter ε, passed to mechanisms that take it (checked by the mechanism).
+    delta : float, optional
+        Privacy parameter δ, required by the (ε, δ) mechanisms and refused by none; ``None`` means
+        "not given".
+    row_norm_bound : float, default 1.0
+        PUBLIC bound B on the L2 norm of one row (the papers' setting is 1).  The mechanism runs on
+        ``X / B``; its guarantee holds for neighbouring datasets whose rows have norm at most B.
+        Choose B without looking at the data (e.g. from the data's known range); a B computed from
+        the data (such as its largest row norm) is not private.
+    clip : bool, default False
+        Rows with norm above ``row_norm_bound``: refuse them (``False``: the error names the
+        largest row) or scale them back onto the ball (``True``).  Clipping is row-wise
+        1-Lipschitz, so the guarantee still holds; that it was on is recorded in the (public)
+        parameters, how many rows it changed only in ``diagnostics_`` (that count is an exact
+        statistic of the data).
+    mechanism_params : dict, optional
+        Extra keyword arguments for the mechanism (e.g. ``{"iterations": 2000}``).
+    keep_diagnostics : bool, default False
+        Keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        Source of the mechanism's randomness (an int gives the same release on every fit).
 
     Like the JMLR paper (Chaudhuri, Sarwate & Sinha 2013, eq. (1)), the data are *not* centred:
     the subspace is that of the second-moment matrix XᵀX/n, and ``transform`` is
@@ -83,7 +96,28 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         the data (e.g. ``n_clipped``), sampler internals, noise scales, timings.  For the
         experimenter only; never publish it beside the release.
     n_features_in_, feature_names_in_ : as in every scikit-learn estimator.
+
+    References
+    ----------
+    K. Chaudhuri, A. D. Sarwate and K. Sinha, "A near-optimal algorithm for differentially-private
+    principal components", JMLR 14 (2013), eq. (1) (the uncentred second-moment matrix) and
+    Algorithms 1-2; each mechanism's own references are in its docstring.
     """
+
+    #: scikit-learn's declaration of the parameters (checked by ``fit``); ε and δ are the
+    #: mechanisms' to check, with the project's messages, and n_components < n_features is
+    #: checked once the data are seen
+    _parameter_constraints: dict = {
+        "mechanism": [str, callable],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": "no_validation",
+        "delta": "no_validation",
+        "row_norm_bound": [Interval(Real, 0, np.inf, closed="neither")],
+        "clip": ["boolean"],
+        "mechanism_params": [dict, None],
+        "keep_diagnostics": ["boolean"],
+        "random_state": ["random_state", np.random.Generator],
+    }
 
     def __init__(self, mechanism: str | Callable[..., MechanismOutput] = "ppca", n_components: int = 2, *,
                  epsilon: float = 1.0, delta: float | None = None, row_norm_bound: float = 1.0,
@@ -127,31 +161,37 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return str(self.mechanism), get_mechanism(self.mechanism)
 
     def _check_n_components(self, n_features: int) -> int:
+        """n_components (an int >= 1 by the constraints) against the data: k < n_features."""
         k = self.n_components
-        if isinstance(k, bool) or not isinstance(k, (Integral, np.integer)):
+        if isinstance(k, bool):   # an Integral to Python, not a rank
             raise ValueError(f"n_components must be an integer, got {k!r}")
-        if not 1 <= int(k) < n_features:
+        if not int(k) < n_features:
             raise ValueError(f"n_components must satisfy 1 <= n_components < n_features = {n_features}, "
                              f"got {k}")
         return int(k)
 
-    def _check_row_norm_bound(self) -> float:
-        try:
-            bound = float(self.row_norm_bound)
-        except (TypeError, ValueError):
-            raise ValueError(f"row_norm_bound must be a number, got {self.row_norm_bound!r}") from None
-        if not np.isfinite(bound) or bound <= 0:
-            raise ValueError(f"row_norm_bound must be a finite number > 0, got {self.row_norm_bound!r}")
-        return bound
-
     # -- fit / transform -------------------------------------------------------------------------
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Release a private k-dimensional subspace of ``X`` (``y`` is ignored)."""
+        """Release a private k-dimensional subspace of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data, rows of L2 norm at most ``row_norm_bound`` (see ``clip``).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivatePCA
+            The fitted estimator (``components_``, ``guarantee_``, ``release_``).
+        """
         name, func = self._mechanism_function()
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, ensure_min_features=2)
         k = self._check_n_components(X.shape[1])
-        bound = self._check_row_norm_bound()
+        bound = float(self.row_norm_bound)
         # Privacy check (rows of norm <= B), with the project's message; then scale onto the unit ball.
         X, n_clipped = check_data(X, row_norm_bound=bound, clip=bool(self.clip))
         X = X / bound

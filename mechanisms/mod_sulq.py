@@ -22,8 +22,36 @@ def mod_sulq(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generato
     """Algorithm 1 of JMLR 2013 with the noise standard deviation β of eq. (5) (``calibration="paper"``)
     or the smallest β for the exact Gaussian privacy profile (``calibration="tight"``).
 
-    Release: ``status``, ``noise_scale`` (β: a function of n, d, ε, δ; n is public under
-    replace-one-row), ``calibration``.  Diagnostics (not private): ``n_clipped``.
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Data, rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    epsilon : float
+        Privacy parameter ε > 0.
+    delta : float
+        Privacy parameter δ in (0, 1).
+    rng : numpy.random.Generator
+        Source of the noise matrix N.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    calibration : {"paper", "tight"}, default "paper"
+        β of eq. (5), or the smallest β for the exact Gaussian profile (sensitivity √2/n,
+        :func:`mechanisms.calibration.mod_sulq_noise_scale_tight`).
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal): the top-k eigenvectors of A + N; the guarantee
+        ((ε, δ)-DP, replace-one-row); release ``status``, ``noise_scale`` (β: a function of n, d,
+        ε, δ; n is public under replace-one-row), ``calibration``; diagnostics (not private)
+        ``n_clipped``.
+
+    References
+    ----------
+    K. Chaudhuri, A. D. Sarwate and K. Sinha, "A near-optimal algorithm for differentially-private
+    principal components", JMLR 14 (2013), Algorithm 1 (MOD-SULQ), eq. (5) and Theorem 5.
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     calibration = check_calibration(calibration)

@@ -158,23 +158,58 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
 
     Parameters
     ----------
-    X : n x d data, rows of L2 norm ≤ 1 (``clip=True`` scales longer rows back).
-    k : target dimension, 1 ≤ k < d.
-    epsilon : privacy parameter (> 0).
-    rng : numpy Generator (the only source of randomness; fixed seed ⇒ identical output).
-    sampler : "auto" | "exact" | "gibbs" | "reference" (see module docstring).
-    iterations : MCMC iterations per chain (CSS 2013 used T = 20,000). One "gibbs" iteration is
+    X : array-like of shape (n, d)
+        Data, rows of L2 norm ≤ 1 (``clip=True`` scales longer rows back).
+    k : int
+        Target dimension, 1 ≤ k < d.
+    epsilon : float
+        Privacy parameter ε > 0.
+    rng : numpy.random.Generator
+        The only source of randomness (fixed seed ⇒ identical output).
+    sampler : {"auto", "exact", "gibbs", "reference"}, default "auto"
+        See the module docstring; "auto" is "exact" for k = 1 and "gibbs" otherwise.
+    iterations : int, default 20000
+        MCMC iterations per chain (CSS 2013 used T = 20,000).  One "gibbs" iteration is
         ``sweeps_per_iteration`` Givens sweeps (default ``bingham.GIBBS_SWEEPS_PER_ITERATION`` = 2);
         one "reference" iteration is one pass of exact column updates (Hoff 2009).
-    burn_in : iterations discarded before computing R̂/ESS (default iterations // 2).
-    n_chains : chains run from uniform starts; chain 0 is released.
-    progress : tqdm bar; None = auto (on a TTY and CI unset).
-    rhat_threshold, min_ess : convergence rule: split-R̂ < rhat_threshold (default 1.01) and
-        bulk-ESS ≥ min_ess (default 100 per chain).  Otherwise a RuntimeWarning is emitted
-        and ``diagnostics["converged"] = False``.
+    burn_in : int, optional
+        Iterations discarded before computing R̂/ESS (default ``iterations // 2``).
+    n_chains : int, default 4
+        Chains run from uniform starts; chain 0 is released.
+    start : {"uniform"}, default "uniform"
+        Starting frames of the chains: Haar-uniform (a data-dependent start is refused).
+    clip : bool, default False
+        Scale rows longer than 1 back to norm 1 instead of refusing them.
+    progress : bool or callable, optional
+        ``True``: a tqdm bar over the chains' iterations; a callable is called with each number of
+        iterations run; ``None`` or ``False``: nothing is reported.
+    record_every : int, default 100
+        Iterations between two records of the F_k statistic.
+    rhat_threshold, min_ess : float
+        Convergence rule: split-R̂ < ``rhat_threshold`` (default 1.01) and bulk-ESS ≥ ``min_ess``
+        (default 100 per chain).  Otherwise a RuntimeWarning is emitted and
+        ``diagnostics["converged"] = False``.
+    warn : bool, default True
+        Emit the RuntimeWarning of a chain that did not converge.
+    sweeps_per_iteration : int, optional
+        Givens sweeps per "gibbs" iteration (default ``GIBBS_SWEEPS_PER_ITERATION``).
 
-    Returns a :class:`MechanismOutput` whose release and diagnostics are listed in the module
-    docstring (``concentration``, the sampler's proposal counts and R̂/ESS are diagnostics).
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d, k) the released frame; the release and diagnostics fields are listed in
+        the module docstring (``concentration``, the sampler's proposal counts and R̂/ESS are
+        diagnostics).  The guarantee is ε-DP, replace-one-row, ``exact=True`` for the exact k = 1
+        draw and ``status="nominal (MCMC)"`` for a chain's state.
+
+    References
+    ----------
+    K. Chaudhuri, A. D. Sarwate and K. Sinha, "A near-optimal algorithm for differentially-private
+    principal components", JMLR 14 (2013), Algorithm 2 (PPCA) and section 6.2 (the Gibbs sampler).
+    P. D. Hoff, "Simulation of the matrix Bingham-von Mises-Fisher distribution, with applications to
+    multivariate and relational data", J. Comput. Graph. Statist. 18 (2009).
+    J. T. Kent, A. M. Ganeiber and K. V. Mardia, "A new unified approach for the simulation of a wide
+    class of directional distributions", J. Comput. Graph. Statist. 27 (2018) (the exact k = 1 sampler).
     """
     eps = check_epsilon(epsilon)
     X, n_clipped = check_data(X, clip=clip)

@@ -1,5 +1,5 @@
 """One-pass private sketch for PCA, after Upadhyay, "Differentially private linear algebra in the
-streaming model" (2014), sections 3–4 (``/work/shared/papers/002_*``).
+streaming model" (2014), sections 3–4.
 
 **Most symbols of the paper text were lost in extraction.**  What the prose says, and what we
 implement (every reconstruction is flagged; see ``docs/mechanisms_other.md``):
@@ -126,24 +126,58 @@ def _chunks(rows: Any, chunk_size: int) -> Iterable[np.ndarray]:
         yield item
 
 
-def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
+def private_sketch(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
                    sketch_size: int | None = None, oversample: int = 10, clip: bool = False,
                    chunk_size: int = 4096, calibration: str = "paper") -> MechanismOutput:
     """Single-pass private PCA sketch (Upadhyay 2014, sections 3–4; Blocki et al. 2012 lifting).
 
-    ``rows``: an n x d array, or any iterable of rows (length-d) or chunks (b x d), consumed exactly
-    once.  ``sketch_size`` r (default ``k + oversample``, must satisfy r >= k).
-    Guarantee: (ε, δ)-DP, add-remove-one-row.  ``calibration="paper"`` (default): w of
-    :func:`private_sketch_lift` (reconstructed constants: ``exact=False``, ``status="unverified
-    constants"``); ``"tight"``: the smallest w for the exact profile of Z
-    (:func:`mechanisms.calibration.sketch_lift_tight`, ``exact=True``, proven).  Every chunk, whatever
-    container the rows arrive in, goes through the shared row-norm check ``check_data``.  Release and
-    diagnostics fields: see the module docstring.
+    Every chunk, whatever container the rows arrive in, goes through the shared row-norm check
+    ``check_data``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d), PreparedData, or iterable of rows (length d) or chunks (b x d)
+        The data, consumed exactly once; rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Dimension of the released subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the sketch matrix Φ (drawn row by row, never stored).
+    epsilon : float
+        Privacy parameter ε > 0.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1).
+    sketch_size : int, optional
+        Number r of sketch rows, r >= k (default ``k + oversample``; r may exceed d).
+    oversample : int, default 10
+        Extra sketch rows of the default ``sketch_size``.
+    clip : bool, default False
+        Scale rows above the unit norm back onto the unit ball instead of refusing them.
+    chunk_size : int, default 4096
+        Rows per chunk when ``X`` is an array (the output does not depend on it).
+    calibration : {"paper", "tight"}, default "paper"
+        "paper": w of :func:`private_sketch_lift` (reconstructed constants: ``exact=False``,
+        ``status="unverified constants"``); "tight": the smallest w for the exact profile of Z
+        (:func:`mechanisms.calibration.sketch_lift_tight`, ``exact=True``, proven).
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal), the guarantee ((ε, δ)-DP, add-remove-one-row), and the
+        ``release`` and ``diagnostics`` (not private) fields listed in the module docstring.
+
+    References
+    ----------
+    J. Upadhyay, "Differentially private linear algebra in the streaming model" (2014), sections 3–4.
+    J. Blocki, A. Blum, A. Datta and O. Sheffet, "The Johnson–Lindenstrauss transform itself
+    preserves differential privacy", FOCS 2012, Theorem 3.1 and Algorithm 3.
+    N. Halko, P.-G. Martinsson and J. A. Tropp, "Finding structure with randomness", SIAM Review 53
+    (2011) (the range finder).
     """
     calibration = check_calibration(calibration)
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     pre_clipped = 0
+    rows = X
     if not hasattr(rows, "__next__") and not isinstance(rows, (list, tuple)) and hasattr(rows, "shape"):
         rows, pre_clipped = check_data(rows, clip=clip)   # whole array validated up front
     it = iter(_chunks(rows, chunk_size))

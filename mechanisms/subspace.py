@@ -531,6 +531,39 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     ``n_nonempty_cells`` (the exact number of non-empty cells), ``n_clipped``, and
     ``best_noisy_count`` (the largest noisy count among the released cells: a Laplace-noised float
     whose low-order bits the proof does not cover, so it is not released).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Data, one point per row; rows above ``row_norm_bound`` are refused unless ``clip``.
+    k : int
+        Dimension of the subspace, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the reference points, the grid offset, the histogram noise and the final point.
+    epsilon : float
+        Privacy parameter ε > 0.
+    delta : float, default 1e-6
+        Privacy parameter δ in (0, 1).
+    gamma : float, default 0.01
+        Public upper bound on sqrt(λ_{k+1}/λ_k); sets the cell width only.
+    C0, C1, C2 : float
+        The constants of the block count, number of reference points and cell width (defaults
+        ``DEFAULT_C0``, ``DEFAULT_C1``, ``DEFAULT_C2``).
+    row_norm_bound : float, default 1.0
+        Largest accepted row norm (``float("inf")`` accepts any finite data).
+    clip : bool, default False
+        Scale rows above ``row_norm_bound`` back instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``components`` (d x k, orthonormal) or None for ⊥; the guarantee ((ε, δ)-DP,
+        replace-one-row); the release and diagnostics fields listed above.
+
+    References
+    ----------
+    V. Singhal and T. Steinke, "Privately learning subspaces", NeurIPS 2021, section 5
+    (Problem 5.1, Algorithm 2, Theorem 1.2) and Lemma A.15 (stable histogram).
     """
     X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     n, d = X.shape

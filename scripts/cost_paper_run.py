@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mechanisms._base import PreparedData  # noqa: E402
+from mechanisms import PreparedData  # noqa: E402
 from mechanisms.bingham import run_bingham_chains  # noqa: E402
 from mechanisms.ppca import ppca_restarts  # noqa: E402
 

@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from experiments.compat import fill_legacy_protocol, legacy_guarantee_statuses  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
 
 #: line styles of the paper's Figures 3-5 (PCA red solid, PPCA blue dashed, random green, MOD-SULQ purple)
@@ -62,16 +63,11 @@ GUARANTEE_LABELS = {"nominal (MCMC)": "nominal ε (MCMC), not proven",
 
 
 def guarantee_statuses(g: pd.DataFrame) -> set[str]:
-    """The non-"proven" guarantee statuses of the records ``g``.  Records written before the
-    ``guarantee_status`` field: a PPCA record with ``guarantee_exact = False`` is an MCMC draw."""
+    """The non-"proven" guarantee statuses of the records ``g`` (records without the field:
+    :func:`experiments.compat.legacy_guarantee_statuses`)."""
     status = g["guarantee_status"] if "guarantee_status" in g.columns else pd.Series(None, index=g.index,
                                                                                      dtype=object)
-    out = {str(x) for x in status.dropna() if x != "proven"}
-    if {"mechanism", "guarantee_exact"} <= set(g.columns):
-        legacy = status.isna() & (g["mechanism"] == "ppca") & (g["guarantee_exact"] == False)  # noqa: E712
-        if legacy.any():
-            out.add("nominal (MCMC)")
-    return out
+    return {str(x) for x in status.dropna() if x != "proven"} | legacy_guarantee_statuses(g, status)
 
 
 def guarantee_suffix(g: pd.DataFrame) -> str:
@@ -267,17 +263,14 @@ def table1(df: pd.DataFrame, out: Path):
 
 #: the protocol columns of a classification record (experiments.jmlr.classification_protocol)
 PROTOCOL_COLUMNS = ["svm_loss", "feature_scaling", "random_entries", "random_projection"]
-#: records written before these columns existed used LinearSVC's default loss, unscaled features and
-#: the Haar-uniform random subspace (experiments/jmlr.py before the protocol options)
-LEGACY_PROTOCOL = {"svm_loss": "squared_hinge", "feature_scaling": "none", "random_entries": "gaussian",
-                   "random_projection": "orthonormal"}
 #: footnote 1's data sets (accuracy after PCA no better than the majority label)
 FOOTNOTE_DATASETS = ["census", "insurance"]
 
 
 def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) -> pd.DataFrame:
-    """Classification records with the protocol columns filled (legacy records get their old protocol;
-    the random-projection columns only apply to the random mechanism, "-" for the others)."""
+    """Classification records with the protocol columns filled (records that predate them get their
+    old protocol, :func:`experiments.compat.fill_legacy_protocol`; the random-projection columns only
+    apply to the random mechanism, "-" for the others)."""
     if "experiment" not in df.columns:
         return df.iloc[0:0]
     d = df[df.experiment == "classification"].copy()
@@ -285,11 +278,8 @@ def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) 
         d = d[d.dataset.isin(datasets)]
     if d.empty:
         return d
-    legacy = d["svm_loss"].isna() if "svm_loss" in d else pd.Series(True, index=d.index)
-    for col, val in LEGACY_PROTOCOL.items():
-        if col not in d:
-            d[col] = None
-        d.loc[legacy, col] = val
+    d = fill_legacy_protocol(d)
+    for col in PROTOCOL_COLUMNS:
         if col.startswith("random_"):
             d.loc[d.mechanism != "random", col] = "-"
     if "scale" not in d:

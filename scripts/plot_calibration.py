@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from experiments.compat import fill_unkeyed_defaults  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
 from scripts.make_figures import save  # noqa: E402
 
@@ -35,11 +36,12 @@ LABELS = {"pca": "Non-private PCA", "random": "Random", "mod_sulq": "MOD-SULQ", 
 
 
 def with_calibration(df: pd.DataFrame) -> pd.DataFrame:
-    """Add a ``calibration`` column: the run key's value, 'paper' when absent (the default is not keyed),
+    """Add a ``calibration`` column: the run key's value, 'paper' when absent (the default is not keyed,
+    :func:`experiments.compat.fill_unkeyed_defaults`),
     '-' for mechanisms without noise (pca, random)."""
     df = df.copy()
     cal = df[CAL_COL] if CAL_COL in df.columns else pd.Series([None] * len(df), index=df.index)
-    df["calibration"] = cal.where(cal.notna(), "paper")
+    df["calibration"] = fill_unkeyed_defaults(cal, "calibration")
     df.loc[df.mechanism.isin(["pca", "random"]), "calibration"] = "-"
     return df
 

@@ -37,8 +37,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from experiments.jmlr import FEATURE_SCALINGS, SVM_LOSSES, classification_split, linear_svm_search  # noqa: E402
-from experiments.runners import mechanism_rng  # noqa: E402
-from mechanisms._base import PreparedData  # noqa: E402
+from experiments.records import mechanism_rng  # noqa: E402
+from mechanisms import PreparedData  # noqa: E402
 from mechanisms.linalg import single_thread_blas  # noqa: E402
 from mechanisms.mod_sulq import mod_sulq  # noqa: E402
 from mechanisms.pca import pca  # noqa: E402

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.bingham import (_column_envelope, _n_above, _proxy_rest, run_bingham_chains,
-                                sample_bingham_column, sample_vector_bingham)
+from mechanisms.bingham import run_bingham_chains, sample_bingham_column, sample_vector_bingham
+from mechanisms.bingham.column import _column_envelope, _n_above, _proxy_rest
 
 
 def _case(rng, d, k, i):

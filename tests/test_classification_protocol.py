@@ -185,7 +185,7 @@ def test_ppca_projections_of_a_permutation_run_as_chains_and_resume(tmp_path):
 
     from experiments.loading import load_configured
     from experiments.results import record_id
-    from experiments.runners import components_digest, mechanism_rng
+    from experiments.records import components_digest, mechanism_rng
     from experiments.jmlr import subset_rng
     from mechanisms.ppca import ppca
 

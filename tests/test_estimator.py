@@ -103,9 +103,12 @@ SKLEARN_ERRORS = [
     (np.array([0.1, 0.2, 0.3]), 1, ValueError, "Reshape your data"),
     (np.array([[1 + 1j, 0.0, 0.0]]), 1, ValueError, "Complex data not supported"),
     (np.full((4, 1), 0.1), 1, ValueError, r"1 feature\(s\) \(shape=\(4, 1\)\) while a minimum of 2"),
-    (np.full((4, 3), 0.1), 0, ValueError, "n_components must satisfy 1 <= n_components < n_features = 3"),
-    (np.full((4, 3), 0.1), 3, ValueError, "n_components must satisfy"),
-    (np.full((4, 3), 0.1), 1.5, ValueError, "n_components must be an integer"),
+    # the declared constraints (_parameter_constraints), in scikit-learn's words
+    (np.full((4, 3), 0.1), 0, ValueError, r"'n_components' parameter of PrivatePCA must be an int in the range \[1, inf\)"),
+    (np.full((4, 3), 0.1), 1.5, ValueError, r"'n_components' parameter of PrivatePCA must be an int"),
+    # the part that depends on the data
+    (np.full((4, 3), 0.1), 3, ValueError, "n_components must satisfy 1 <= n_components < n_features = 3"),
+    (np.full((4, 3), 0.1), True, ValueError, "n_components must be an integer"),
 ]
 
 
@@ -146,10 +149,18 @@ def test_privacy_parameters_keep_their_messages(small_data, params, message):
         est.fit(small_data)
 
 
-@pytest.mark.parametrize("bound", [0.0, -1.0, float("inf"), "x"])
+@pytest.mark.parametrize("bound", [0.0, -1.0, float("inf"), float("nan"), "x"])
 def test_bad_row_norm_bound_refused(small_data, bound):
-    with pytest.raises(ValueError, match="row_norm_bound must be"):
+    with pytest.raises(ValueError, match=r"'row_norm_bound' parameter of PrivatePCA must be a float in the range "
+                                         r"\(0(\.0)?, inf\)"):
         PrivatePCA("pca", row_norm_bound=bound).fit(small_data)
+
+
+def test_parameter_constraints_are_complete_and_informative():
+    # scikit-learn's own check: one constraint per constructor parameter, and a bad type or value of
+    # any validated parameter raises InvalidParameterError naming it
+    from sklearn.utils.estimator_checks import check_param_validation
+    check_param_validation("PrivatePCA", PrivatePCA("pca", n_components=1))
 
 
 # -- row norms: refuse, clip (recorded) or declare a public bound ---------------------------------

@@ -289,7 +289,7 @@ def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
         warnings.simplefilter("ignore", RuntimeWarning)
         single = ppca(Xs, 2, epsilon=0.1, rng=np.random.default_rng(row.mechanism_stream), sampler="auto",
                       iterations=60, n_chains=1, progress=False)
-    from experiments.runners import components_digest
+    from experiments.records import components_digest
     assert components_digest(single.components) == row.components_sha256
     # resume: nothing to do; a deleted record is recomputed bit for bit from its own stream
     with warnings.catch_warnings():

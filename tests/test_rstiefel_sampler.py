@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from mechanisms.bingham import _rtheta_tilted_beta, run_bingham_chains, sample_vector_bingham, seed_numba
+from mechanisms.bingham import run_bingham_chains, sample_vector_bingham, seed_numba
+from mechanisms.bingham.rstiefel import _rtheta_tilted_beta
 
 
 @pytest.mark.parametrize("shape_b,a", [(1.5, -20.0), (1.5, 0.0), (4.5, 3.0), (69.5, 500.0), (0.5, 40.0)])

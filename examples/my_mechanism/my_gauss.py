@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from mechanisms import MechanismOutput, PrivacyGuarantee
-from mechanisms._base import check_data, check_delta, check_epsilon, check_k, second_moment
+from mechanisms import (MechanismOutput, PrivacyGuarantee, check_data, check_delta, check_epsilon, check_k,
+                        second_moment)
 from mechanisms.calibration import gaussian_sigma
 from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
 

@@ -7,8 +7,7 @@ import inspect
 import math
 from typing import Callable
 
-from mechanisms import get_mechanism
-from mechanisms._base import MechanismOutput
+from mechanisms import MechanismOutput, get_mechanism
 
 from .designs import AUDIT_PARAMS
 

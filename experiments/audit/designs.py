@@ -10,7 +10,7 @@
   differing rows), for the search to explore beyond the catalogue.
 
 Every design is checked by :func:`check_neighbours` against the relation the mechanism's guarantee
-declares (any name in ``mechanisms._base.NEIGHBOURING_RELATIONS`` at run time).
+declares (any name in ``mechanisms.NEIGHBOURING_RELATIONS`` at run time).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms._base import NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE
+from mechanisms import NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE
 
 
 @dataclass

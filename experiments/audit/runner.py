@@ -21,8 +21,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mechanisms import MECHANISMS, get_mechanism
-from mechanisms._base import MechanismOutput
+from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 from .bounds import audit_scores
 from .common import accepted_params, audit_params, resolve, verdict
@@ -127,7 +126,7 @@ def run_audit(cfg) -> dict:
 
     from ..provenance import git_commit, package_versions
     from ..results import ResultStore, record_id
-    from ..runners import emit, mechanism_params, results_root
+    from ..records import emit, mechanism_params, results_root
 
     e = cfg.experiment
     if e.get("mechanism"):

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from mechanisms._base import PrivacyInputError
+from mechanisms import PrivacyInputError
 
 from .bounds import choose_event, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, \
     max_certifiable_epsilon

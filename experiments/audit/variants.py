@@ -21,8 +21,7 @@ from typing import Callable, Sequence
 
 from scipy.optimize import brentq
 
-from mechanisms import MECHANISMS, get_mechanism
-from mechanisms._base import MechanismOutput
+from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 from .whitebox import exact_epsilon, measure_mu
 

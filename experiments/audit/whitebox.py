@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms._base import MechanismOutput
+from mechanisms import MechanismOutput
 
 from .bounds import (audit_scores, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
                      max_certifiable_epsilon)

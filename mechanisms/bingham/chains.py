@@ -1,0 +1,233 @@
+"""The chain driver: ``n_chains`` MCMC chains for BMF(diag(b)) from Haar starts (ppca and Figure 2).
+
+:func:`run_bingham_chains` runs the Givens chain (:mod:`.givens`), Hoff's column sampler
+(:mod:`.column`) or the rstiefel port (:mod:`.rstiefel`) in chunks, stopping on every record point
+to store the F_k statistic ‖(1/T) Σ_t V_t‖_F / √k, and returns the final states and the energy
+traces tr(VᵀBV).
+
+Null-space reduction (Givens chain, ``track_F=False``).  BMF(B) = BMF(B − b0 I) since tr VᵀV = k,
+so after shifting by the bottom eigenvalue b0, B acts only on the r coordinates outside its bottom
+eigenspace.  Every Givens move, and every conditional it draws from, depends on the state Q only
+through Q_PᵀB_P Q_P (Q_P = the r rows of Q on those coordinates), so Q_P alone is a Markov chain
+with the same law as in the full chain.  The null block Q_Z is drawn once at the end: a Haar start
+makes Q_Z given Q_P uniform on the completions of Q_P, and right multiplications by rotations chosen
+from Q_P keep it so (:func:`_complete_null_rows`).  The tolerance that decides the bottom eigenspace
+is derived in :func:`null_space_split`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ._numba import seed_numba
+from .column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
+from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_sweeps
+from .rstiefel import rstiefel_gibbs_sweep
+
+__all__ = ["NULL_SPACE_TOLERANCE_ULPS", "null_space_split", "run_bingham_chains"]
+
+
+#: eigenvalues within this many units of rounding (× d × max|b|) of the smallest are B's null space
+NULL_SPACE_TOLERANCE_ULPS = 16.0
+
+
+def null_space_split(evals: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(active, null, b0): the coordinates (eigen-coordinates of B) outside and inside B's bottom
+    eigenspace, and its eigenvalue b0; ``null`` is empty when there is nothing to gain.
+
+    BMF(B) = BMF(B − b0 I) (tr VᵀV = k), so after the shift B acts only on the r = |active|
+    coordinates.  The Givens chain then needs only the r × d block Q_P of its state Q (its moves, and
+    every conditional they draw from, depend on Q through Q_PᵀB_P Q_P), and the null block Q_Z is
+    drawn at the end (``_complete_null_rows``).  The bottom eigenspace is found with a tolerance,
+    ``NULL_SPACE_TOLERANCE_ULPS`` × d × u × max|b| (u = 2⁻⁵³): an eigensolver returns the exact zero
+    eigenvalues of a rank-deficient A = XᵀX/n (e.g. census, rank 304–414 of 512) only up to
+    rounding of that order, so setting them equal changes log-density ratios by at most 2k times the
+    tolerance (≤ 1e-8 at census full n), below the eigensolver's own error in B.
+    """
+    b = np.asarray(evals, dtype=np.float64)
+    d = b.size
+    b0 = float(b.min())
+    tol = NULL_SPACE_TOLERANCE_ULPS * d * np.finfo(np.float64).eps * float(np.abs(b).max())
+    null = np.flatnonzero(b - b0 <= tol)
+    active = np.flatnonzero(b - b0 > tol)
+    if null.size < 2 or active.size == 0:  # no null space to drop (one coordinate: no gain), or B ∝ I
+        return np.arange(d), np.empty(0, dtype=np.int64), 0.0
+    return active, null, float(b[null].mean())
+
+
+def _complete_null_rows(QPt: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The first k columns of Q_Z: a Haar-random orthonormal basis (rows) of the complement of Q_P's
+    rows, given Qᵀ_P as the d × r matrix ``QPt`` with orthonormal columns.
+
+    Exact: a Haar start makes Q_Z given Q_P uniform on the completions of Q_P (Q_Z = H N, N any
+    basis of the complement, H Haar on O(z) and independent of Q_P), and every move multiplies Q
+    on the right by a rotation chosen from Q_P alone, so Q_Z(t) = H N(t) stays uniform on the
+    completions of Q_P(t) at every t; the chain never looks at H, which is drawn here, once.
+    """
+    d, r = QPt.shape
+    G = rng.standard_normal((d, d - r))
+    for _ in range(2):  # project onto the complement (twice: orthogonal to rounding)
+        G -= QPt @ (QPt.T @ G)
+    Qz, R = np.linalg.qr(G)
+    Qz = Qz * np.sign(np.diag(R))  # Haar on the complement (QR of a Gaussian with positive diag R)
+    return Qz[:k].T.copy()  # (z, k): rows of Q_Z, first k columns of Q
+
+
+def _progress_sink(progress, total: int, desc: str):
+    """(update, close) for ``progress``: a callable is called with each number of iterations run; ``True``
+    shows a tqdm bar of ``total`` iterations; ``None`` or ``False`` reports nothing."""
+    if callable(progress):
+        return progress, lambda: None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=desc, unit="it", mininterval=0.5, smoothing=0.05)
+        return bar.update, bar.close
+    return (lambda n: None), (lambda: None)
+
+
+def _drive_chain(advance, iterations: int, chunk: int, rec_T: np.ndarray, F_row: np.ndarray, k: int,
+                 update) -> None:
+    """Run one chain in chunks of at most ``chunk`` iterations, stopping exactly on every record point
+    of ``rec_T`` to store F_k there in ``F_row``.  ``advance(done, step)`` runs iterations
+    [done, done + step) of the chain (its kernel writes the energy trace) and returns the running sum
+    of V since iteration 0, in any layout."""
+    done = 0
+    next_rec = 0
+    while done < iterations:
+        step = min(max(chunk, 1), iterations - done)
+        if next_rec < rec_T.size:
+            step = min(step, int(rec_T[next_rec]) - done)
+        sum_V = advance(done, step)
+        done += step
+        if next_rec < rec_T.size and done == rec_T[next_rec]:
+            F_row[next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
+            next_rec += 1
+        update(step)
+
+
+def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
+    """Re-orthonormalise the Givens state Qt = Q_Pᵀ (d × r, orthonormal columns: Q_P has orthonormal
+    rows; r = d for the full Q) by QR with a positive diagonal (a change of order rounding)."""
+    if Qt.shape[0] == Qt.shape[1]:
+        Qn, R = np.linalg.qr(Qt.T)  # the full Q: its columns (Qt's rows) orthonormal, as always done
+        return np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
+    Qn, R = np.linalg.qr(Qt)
+    return np.ascontiguousarray(Qn * np.sign(np.diag(R)))
+
+
+def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, sampler: str = "gibbs",
+                       n_chains: int = 4, iterations: int = 20000, record_every: int = 100,
+                       progress: bool | Callable[[int], Any] | None = None, chunk: int | None = None,
+                       reorth_every: int = 1000, desc: str = "BMF sampler",
+                       sweeps_per_iteration: int | None = None, init: np.ndarray | None = None,
+                       track_F: bool = True) -> dict:
+    """Run ``n_chains`` MCMC chains for BMF(diag(evals)) from uniform (Haar) starts.
+
+    Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
+    ``sampler`` is ``"gibbs"`` (fast Givens chain) or ``"reference"`` (Hoff column Gibbs).
+    One ``"gibbs"`` iteration is ``sweeps_per_iteration`` Givens sweeps (default 2: with it an
+    iteration mixes about as well as one reference iteration, see docs/sampler.md); one
+    ``"reference"`` iteration is one pass of exact column updates.
+    ``init`` (n_chains, d, k) optional starting frames (eigen-coordinates), e.g. final states of an
+    earlier run, to measure mixing at stationarity; default: independent Haar-uniform starts.
+    ``track_F=False`` (PPCA releases, which diagnose the q_F trace only) returns no F statistic and
+    lets the ``"gibbs"`` chain run on the r rows of its state outside B's null space
+    (``null_space_split``; same law, cost ∝ r instead of d per move); ``F`` is then (n_chains, 0).
+    ``progress``: ``True`` shows a tqdm bar, a callable is called with the number of iterations
+    each time a chain advances, ``None`` or ``False`` (default) reports nothing; the library never
+    decides from the environment (the experiments layer does).
+
+    Returns a dict with
+      ``V``: (n_chains, d, k) final states (eigen-coordinates),
+      ``energy``: (n_chains, iterations) tr(VᵀBV) after each iteration,
+      ``F``: (n_chains, n_rec) F_k^i(T) at ``T`` = ``record_iterations``,
+      ``record_iterations``: (n_rec,), ``seconds``: wall time.
+    """
+    evals = np.ascontiguousarray(np.asarray(evals, dtype=np.float64))
+    d = evals.size
+    k = int(k)
+    iterations = int(iterations)
+    if iterations < 1:
+        raise ValueError("iterations must be >= 1")
+    if sampler not in ("gibbs", "reference", "rstiefel"):
+        raise ValueError(f"unknown MCMC sampler {sampler!r}")
+    record_every = max(1, int(record_every))
+    sweeps = GIBBS_SWEEPS_PER_ITERATION if sweeps_per_iteration is None else int(sweeps_per_iteration)
+    if sweeps < 1:
+        raise ValueError("sweeps_per_iteration must be >= 1")
+    if chunk is None:
+        chunk = record_every if sampler in ("gibbs", "reference") else 1
+        # keep kernel calls reasonably long (progress updates ~ every few 1e6 flops)
+        while sampler == "gibbs" and chunk * sweeps * k * d * d < 2e7 and chunk < 5000:
+            chunk *= 2
+    energy = np.empty((n_chains, iterations))
+    rec_T = np.arange(record_every, iterations + 1, record_every) if track_F else np.empty(0, dtype=np.int64)
+    active, null, b0 = (null_space_split(evals, k) if sampler == "gibbs" and not track_F
+                        else (np.arange(d), np.empty(0, dtype=np.int64), 0.0))
+    b_active = np.ascontiguousarray(evals[active] - b0)
+    F = np.empty((n_chains, rec_T.size))
+    Vout = np.empty((n_chains, d, k))
+    t0 = time.perf_counter()
+    update, close = _progress_sink(progress, n_chains * iterations, desc)
+    Bdiag = np.diag(evals)
+    try:
+        for c in range(n_chains):
+            if sampler == "gibbs":
+                seed_numba(int(rng.integers(0, 2**31 - 1)))
+                Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+                if init is not None:  # complete the given frame to a full orthogonal matrix
+                    Q = np.linalg.qr(np.hstack([init[c], Q[:, : d - k]]))[0]
+                    Q[:, :k] = init[c]
+                Qt = np.ascontiguousarray(Q[active].T)  # (d, r): Q_Pᵀ (r = d without a null space)
+                sum_V = np.zeros((k, active.size))
+                since_reorth = [0]
+
+                def advance(done, step, Qt=Qt, sum_V=sum_V, since_reorth=since_reorth, c=c):
+                    givens_sweeps(Qt, b_active, k, step, energy[c, done:done + step], sum_V, sweeps)
+                    since_reorth[0] += step
+                    if since_reorth[0] >= reorth_every:
+                        # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
+                        Qt[...] = _orthonormal_state(Qt)
+                        since_reorth[0] = 0
+                    return sum_V
+
+                _drive_chain(advance, iterations, chunk, rec_T, F[c], k, update)
+                Qt = _orthonormal_state(Qt)
+                if null.size:
+                    energy[c] += k * b0  # tr(VᵀBV) = tr(Vᵀ(B − b0 I)V) + k b0
+                    Vout[c][active] = Qt[:k].T
+                    Vout[c][null] = _complete_null_rows(Qt, k, rng)
+                else:
+                    Vout[c] = Qt[:k].T
+                continue
+            V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
+            V = np.ascontiguousarray(V)
+            sum_V = np.zeros((d, k))
+            if sampler == "reference":  # Hoff's column Gibbs, exact conditionals (Numba kernel)
+                rest = _proxy_rest(evals, k)
+                stats = np.zeros(2, dtype=np.int64)
+
+                def advance(done, step, V=V, sum_V=sum_V, rest=rest, stats=stats, c=c):
+                    column_gibbs_sweeps(V, evals, rest, rng, step, energy[c, done:done + step], sum_V,
+                                        COLUMN_POWER_ITERATIONS, stats)
+                    return sum_V
+            else:  # rstiefel: Hoff's sampler with one inner coordinate sweep per column (Python)
+                def advance(done, step, V=V, sum_V=sum_V, c=c):
+                    for t in range(done, done + step):
+                        rstiefel_gibbs_sweep(V, Bdiag, rng)
+                        sum_V += V
+                        energy[c, t] = float(np.einsum("ij,i,ij->", V, evals, V))
+                    return sum_V
+
+            _drive_chain(advance, iterations, chunk, rec_T, F[c], k, update)
+            Qv, Rv = np.linalg.qr(V)
+            Vout[c] = Qv * np.sign(np.diag(Rv))
+    finally:
+        close()
+    return {"V": Vout, "energy": energy, "F": F, "record_iterations": rec_T,
+            "seconds": time.perf_counter() - t0, "sampler": sampler,
+            "sweeps_per_iteration": sweeps if sampler == "gibbs" else None}
