@@ -15,9 +15,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
-from ._base import (GUARANTEE_STATUSES, NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE, MechanismOutput,
-                    PreparedData, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k, second_moment)
+from ._base import (GUARANTEE_STATUSES, NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE, ChainConvergenceWarning,
+                    MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
+                    check_delta, check_epsilon, check_k, second_moment)
 
 #: config name -> "module:function"
 MECHANISMS: dict[str, str] = {
@@ -55,5 +55,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["GUARANTEE_STATUSES", "MECHANISMS", "NEIGHBOURING_RELATIONS", "ROW_NORM_TOLERANCE",
-           "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError", "PrivatePCA",
+           "ChainConvergenceWarning", "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError", "PrivatePCA",
            "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]

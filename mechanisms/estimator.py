@@ -10,6 +10,7 @@ sparse and feature-count errors read as scikit-learn users expect; the privacy-s
 from __future__ import annotations
 
 import inspect
+import warnings
 from numbers import Integral
 from typing import Any, Callable
 
@@ -18,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import get_mechanism
-from ._base import MechanismOutput, check_data
+from ._base import ChainConvergenceWarning, MechanismOutput, check_data
 
 def as_generator(random_state) -> np.random.Generator:
     """Map scikit-learn's ``random_state`` conventions (None, int, Generator, RandomState) to a Generator."""
@@ -29,6 +30,34 @@ def as_generator(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**32 - 1, size=4))
     raise ValueError(f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}")
+
+
+def refuse_quoting_input(X) -> None:
+    """Refuse, in words that hold no data, the inputs whose scikit-learn or NumPy error would quote them.
+
+    scikit-learn's messages for 1-D, scalar and complex input print the array, and NumPy's for a
+    string that is not a number prints the string: a value of the data in an error message.  Other
+    bad input (sparse, NaN/inf, too few rows or features) keeps scikit-learn's own message, which
+    names no value of the data.
+    """
+    if hasattr(X, "toarray"):
+        return
+    try:
+        A = np.asarray(X)
+    except (ValueError, TypeError):
+        raise ValueError("X cannot be converted to an array: rows of unequal length?") from None
+    if A.ndim < 2:
+        # scikit-learn's wording without its "array=..." line
+        raise ValueError(f"Expected 2D array, got {A.ndim}D array instead. Reshape your data either using "
+                         f"array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+                         f"if it contains a single sample.")
+    if np.iscomplexobj(A):
+        raise ValueError("Complex data not supported")
+    if A.dtype.kind in "OUS":
+        try:
+            A.astype(np.float64)
+        except ValueError:
+            raise ValueError("X holds a value that cannot be converted to a float") from None
 
 
 def split_output(out: MechanismOutput) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -56,12 +85,15 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         have norm at most B.  Choose B without looking at the data (e.g. from the data's known
         range); a B computed from the data (such as its largest row norm) is not private.
     clip : rows with norm above ``row_norm_bound``: refuse them (``False``, the default: the error
-        names the largest row) or scale them back onto the ball (``True``).  Clipping is
+        says that some row exceeds the bound, never which, how many or by how much) or scale them
+        back onto the ball (``True``).  Clipping is
         row-wise 1-Lipschitz, so the guarantee still holds; that it was on is recorded in the
         (public) parameters, how many rows it changed only in ``diagnostics_`` (that count is an
         exact statistic of the data).
     mechanism_params : extra keyword arguments for the mechanism (e.g. ``{"iterations": 2000}``).
-    keep_diagnostics : keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).
+    keep_diagnostics : keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).  An MCMC
+        mechanism that did not pass its convergence rule warns (``ChainConvergenceWarning``, public
+        configuration only) in either case; the warning itself is a diagnostic, not private.
     random_state : None, int, ``numpy.random.Generator`` or ``RandomState``.
 
     Like the JMLR paper (Chaudhuri, Sarwate & Sinha 2013, eq. (1)), the data are *not* centred:
@@ -144,11 +176,22 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             raise ValueError(f"row_norm_bound must be a finite number > 0, got {self.row_norm_bound!r}")
         return bound
 
+    def _not_converged_message(self, name: str) -> str:
+        """Public configuration only; points to diagnostics the user can see (or says how to)."""
+        where = ("diagnostics_['converged'] is False; the split-Rhat and ESS are in diagnostics_"
+                 if self.keep_diagnostics else
+                 "the diagnostics (split-Rhat, ESS) are not kept: refit with keep_diagnostics=True to see "
+                 "them in diagnostics_")
+        return (f"mechanism {name!r}: the MCMC chain did NOT pass its convergence diagnostics, so the "
+                f"released subspace may be far from the target law; increase mechanism_params['iterations']. "
+                f"{where} (not private, like this warning: neither belongs beside the release).")
+
     # -- fit / transform -------------------------------------------------------------------------
 
     def fit(self, X, y=None):
         """Release a private k-dimensional subspace of ``X`` (``y`` is ignored)."""
         name, func = self._mechanism_function()
+        refuse_quoting_input(X)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, ensure_min_features=2)
         k = self._check_n_components(X.shape[1])
         bound = self._check_row_norm_bound()
@@ -163,8 +206,13 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             if self.delta is None:
                 raise ValueError(f"mechanism {name!r} needs delta")
             kwargs["delta"] = self.delta
+        warn = bool(kwargs.get("warn", True))
+        if "warn" in accepted:
+            kwargs["warn"] = False  # the mechanism's own warning points to its output: worded below
         out = func(X, k, rng=as_generator(self.random_state), clip=bool(self.clip), **kwargs)
         release, diagnostics = split_output(out)
+        if warn and diagnostics.get("converged") is False:
+            warnings.warn(self._not_converged_message(name), ChainConvergenceWarning, stacklevel=2)
         if out.components is None:
             # Only the released status and reason go into the message: diagnostics are not private.
             reason = f": {release['reason']}" if release.get("reason") else ""
@@ -184,12 +232,14 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def transform(self, X):
         """Project onto the released subspace: ``X @ components_.T`` (no centring)."""
         check_is_fitted(self, "components_")
+        refuse_quoting_input(X)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
         return X @ self.components_.T
 
     def inverse_transform(self, X):
         """Map scores back to feature space: ``X @ components_``."""
         check_is_fitted(self, "components_")
+        refuse_quoting_input(X)
         Z = check_array(X, accept_sparse=False, dtype=np.float64)
         if Z.shape[1] != self.n_components_:
             raise ValueError(f"X has {Z.shape[1]} features, but {type(self).__name__}.inverse_transform "

@@ -99,7 +99,9 @@ class GaussianRowSketch:
         if B.ndim == 1:
             B = B.reshape(1, -1)
         if B.ndim != 2 or B.shape[1] != self.d:
-            raise PrivacyInputError(f"row chunk has shape {B.shape}, expected (*, {self.d})")
+            # the column count only: a chunk's row count can tell n (not public under add/remove)
+            found = f"{B.shape[1]} columns" if B.ndim == 2 else f"{B.ndim} dimensions"
+            raise PrivacyInputError(f"row chunk has {found}, expected 2-D with d = {self.d} columns")
         B, nc = check_data(B, clip=self.clip)
         self.n_clipped += nc
         Phi = self.rng.standard_normal((B.shape[0], self.r))   # row i -> column φ_i of Φ
@@ -118,7 +120,7 @@ class GaussianRowSketch:
 def _chunks(rows: Any, chunk_size: int) -> Iterable[np.ndarray]:
     if isinstance(rows, np.ndarray):
         if rows.ndim != 2:
-            raise PrivacyInputError(f"data must be 2-D (n x d), got shape {rows.shape}")
+            raise PrivacyInputError(f"data must be 2-D (n x d), got {rows.ndim} dimension(s)")
         for s in range(0, rows.shape[0], chunk_size):
             yield rows[s:s + chunk_size]
         return
