@@ -167,6 +167,18 @@ def check_k(k: int, d: int) -> int:
     return k
 
 
+def stream_rows(item: Any) -> np.ndarray:
+    """A stream's row or chunk as a float array, before :func:`check_data` sees it.
+
+    NumPy's own error for a value that is not a number quotes the value: refused here with a
+    message that quotes none.
+    """
+    try:
+        return np.asarray(item, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PrivacyInputError("data must be numeric: a row of the stream cannot be converted to floats") from None
+
+
 def row_norm_message(row_norm_bound: float) -> str:
     """The refusal of rows above the bound: the same text for every dataset.
 

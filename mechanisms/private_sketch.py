@@ -59,7 +59,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k)
+                    check_epsilon, check_k, stream_rows)
 from .calibration import check_calibration, sketch_lift_tight
 from .linalg import fix_signs, orthonormalize
 
@@ -95,7 +95,7 @@ class GaussianRowSketch:
         self.n_clipped = 0
 
     def update(self, chunk: Any) -> None:
-        B = np.asarray(chunk, dtype=float)
+        B = stream_rows(chunk)
         if B.ndim == 1:
             B = B.reshape(1, -1)
         if B.ndim != 2 or B.shape[1] != self.d:
@@ -150,7 +150,7 @@ def private_sketch(rows: Any, k: int, *, rng: np.random.Generator, epsilon: floa
         rows, pre_clipped = check_data(rows, clip=clip)   # whole array validated up front
     it = iter(_chunks(rows, chunk_size))
     try:
-        first = np.asarray(next(it), dtype=float)
+        first = stream_rows(next(it))
     except StopIteration:
         raise PrivacyInputError("empty row stream") from None
     d = first.shape[-1]
