@@ -55,5 +55,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["GUARANTEE_STATUSES", "MECHANISMS", "NEIGHBOURING_RELATIONS", "ROW_NORM_TOLERANCE",
-           "ChainConvergenceWarning", "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError", "PrivatePCA",
-           "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]
+           "ChainConvergenceWarning", "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError",
+           "PrivatePCA", "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]

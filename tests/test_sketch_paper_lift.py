@@ -54,7 +54,9 @@ def uncovered_cells(lift) -> list[tuple]:
 
 def test_exact_requirement_is_monotone_on_the_grid():
     """The premises of the cell argument: w* falls with ε and δ, rises with r."""
-    W = np.array([[[TIGHT[i, j, l] for l in range(len(RS))] for j in range(len(DELTAS))] for i in range(len(EPS))])
+    W = np.empty((len(EPS), len(DELTAS), len(RS)))
+    for idx, w in TIGHT.items():
+        W[idx] = w
     assert np.all(np.diff(W, axis=0) <= 0) and np.all(np.diff(W, axis=1) <= 0) and np.all(np.diff(W, axis=2) >= 0)
 
 
