@@ -6,7 +6,8 @@ as a scikit-learn estimator.
 
 The public surface, for users and for mechanisms written outside this package, is what this module
 exports (``__all__``): the output and guarantee types, :class:`PreparedData`, the input checks, the
-neighbouring relations and guarantee statuses, and :class:`PrivatePCA`.  The underscore modules are
+neighbouring relations and guarantee statuses, the samplers' :class:`ChainConvergenceWarning`, and
+:class:`PrivatePCA`.  The underscore modules are
 internal.
 """
 
