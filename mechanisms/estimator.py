@@ -180,7 +180,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """Public configuration only; points to diagnostics the user can see (or says how to)."""
         where = ("diagnostics_['converged'] is False; the split-Rhat and ESS are in diagnostics_"
                  if self.keep_diagnostics else
-                 "the diagnostics (split-Rhat, ESS) are not kept: refit with keep_diagnostics=True to see "
+                 "The diagnostics (split-Rhat, ESS) are not kept: refit with keep_diagnostics=True to see "
                  "them in diagnostics_")
         return (f"mechanism {name!r}: the MCMC chain did NOT pass its convergence diagnostics, so the "
                 f"released subspace may be far from the target law; increase mechanism_params['iterations']. "
