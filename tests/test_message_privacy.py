@@ -232,6 +232,7 @@ def test_estimator_bad_input_messages_quote_no_data():
     cases = [
         [X.ravel(), _data(N + 1).ravel(), X[:, 0]],
         [X.astype(complex) * 1j, (2 * X).astype(complex)],
+        [X[:, :1], _data(N + 1)[:, :1]],                       # one feature: sklearn printed the shape
         [np.where(X > 0, "abc", "1.0").astype(object), np.where(X > 0.1, "zz", "2").astype(object)],
         [Y for Y in _over_bound_datasets(("replace", "add"))],
     ]
