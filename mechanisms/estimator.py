@@ -32,13 +32,12 @@ def as_generator(random_state) -> np.random.Generator:
     raise ValueError(f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}")
 
 
-def refuse_quoting_input(X, *, min_features: int = 1) -> None:
+def refuse_quoting_input(X) -> None:
     """Refuse, in words that hold no data, the inputs whose scikit-learn or NumPy error would quote them.
 
-    scikit-learn's messages for 1-D, scalar and complex input print the array, NumPy's for a string
-    that is not a number prints the string, and scikit-learn's for too few features prints the shape
-    (so n, which is not public under add/remove-one-row).  Other bad input (sparse, NaN/inf, no rows
-    or no features) keeps scikit-learn's own message.
+    scikit-learn's messages for 1-D, scalar and complex input print the array, and NumPy's for a
+    string that is not a number prints the string.  Other bad input (sparse, NaN/inf, no rows or no
+    features) keeps scikit-learn's own message.
     """
     if hasattr(X, "toarray"):
         return
@@ -51,9 +50,6 @@ def refuse_quoting_input(X, *, min_features: int = 1) -> None:
         raise ValueError(f"Expected 2D array, got {A.ndim}D array instead. Reshape your data either using "
                          f"array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
                          f"if it contains a single sample.")
-    if A.ndim == 2 and 0 < A.shape[1] < min_features:
-        raise ValueError(f"Found array with {A.shape[-1]} feature(s) while a minimum of {min_features} is "
-                         f"required (n_components < n_features)")
     if np.iscomplexobj(A):
         raise ValueError("Complex data not supported")
     if A.dtype.kind in "OUS":
@@ -194,8 +190,11 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def fit(self, X, y=None):
         """Release a private k-dimensional subspace of ``X`` (``y`` is ignored)."""
         name, func = self._mechanism_function()
-        refuse_quoting_input(X, min_features=2)
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, ensure_min_features=2)
+        refuse_quoting_input(X)
+        X = validate_data(self, X, accept_sparse=False, dtype=np.float64)
+        if X.shape[1] < 2:  # scikit-learn's ensure_min_features message prints the shape, so n
+            raise ValueError(f"Found array with {X.shape[1]} feature(s) while a minimum of 2 is required "
+                             f"(n_components < n_features)")
         k = self._check_n_components(X.shape[1])
         bound = self._check_row_norm_bound()
         # Privacy check (rows of norm <= B), with the project's message; then scale onto the unit ball.
