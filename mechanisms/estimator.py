@@ -137,7 +137,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         # Stated explicitly (they are the defaults): NaN/inf and sparse input are refused.
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = False
-        # k < d, so at least two features: validate_data(ensure_min_features=2) says so.
+        # k < d, so at least two features: fit says so after validate_data (whose own message prints n).
         tags.transformer_tags.preserves_dtype = ["float64"]
         # Deterministic given an int random_state (same seed, same release): the checks that
         # refit and compare (check_fit_idempotent, ...) apply and are run, not skipped.
