@@ -6,7 +6,8 @@ as a scikit-learn estimator.
 
 The public surface, for users and for mechanisms written outside this package, is what this module
 exports (``__all__``): the output and guarantee types, :class:`PreparedData`, the input checks, the
-neighbouring relations and guarantee statuses, and :class:`PrivatePCA`.  The underscore modules are
+neighbouring relations and guarantee statuses, the samplers' :class:`ChainConvergenceWarning`, and
+:class:`PrivatePCA`.  The underscore modules are
 internal.
 """
 
@@ -15,9 +16,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
-from ._base import (GUARANTEE_STATUSES, NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE, MechanismOutput,
-                    PreparedData, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k, second_moment)
+from ._base import (GUARANTEE_STATUSES, NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE, ChainConvergenceWarning,
+                    MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
+                    check_delta, check_epsilon, check_k, second_moment)
 
 #: config name -> "module:function"
 MECHANISMS: dict[str, str] = {
@@ -55,5 +56,5 @@ def __getattr__(name: str):
 
 
 __all__ = ["GUARANTEE_STATUSES", "MECHANISMS", "NEIGHBOURING_RELATIONS", "ROW_NORM_TOLERANCE",
-           "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError", "PrivatePCA",
-           "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]
+           "ChainConvergenceWarning", "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError",
+           "PrivatePCA", "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]

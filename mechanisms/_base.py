@@ -57,6 +57,16 @@ class PrivacyInputError(ValueError):
     """Input that breaks a mechanism's assumptions (and so its privacy proof)."""
 
 
+class ChainConvergenceWarning(RuntimeWarning):
+    """An MCMC sampler did not pass its convergence rule.
+
+    Whether it is raised depends on the data (it states ``diagnostics["converged"] is False``), so
+    the warning is a diagnostic like the others: for the data curator, not private, never published
+    with the release.  Its text holds public configuration only, never R̂, ESS or another number
+    computed from the data.
+    """
+
+
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     """The differential-privacy guarantee of one mechanism run.
@@ -157,6 +167,30 @@ def check_k(k: int, d: int) -> int:
     return k
 
 
+def stream_rows(item: Any) -> np.ndarray:
+    """A stream's row or chunk as a float array, before :func:`check_data` sees it.
+
+    NumPy's own error for a value that is not a number quotes the value: refused here with a
+    message that quotes none.
+    """
+    try:
+        return np.asarray(item, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PrivacyInputError("data must be numeric: a row of the stream cannot be converted to floats") from None
+
+
+def row_norm_message(row_norm_bound: float) -> str:
+    """The refusal of rows above the bound: the same text for every dataset.
+
+    Neither the number of offending rows nor their positions or norms appear: those are exact
+    statistics of the data that no mechanism releases (``n_clipped`` is a diagnostic), and the
+    message must not tell neighbouring datasets apart.  Only the public bound is named.
+    """
+    return (f"some row has L2 norm above the bound {row_norm_bound}: divide the data by a public bound "
+            f"on the row norms, not one computed from the data (PrivatePCA: row_norm_bound), or enable "
+            f"clipping (clip=True / clip_rows=true)")
+
+
 def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tuple[np.ndarray, int]:
     """Validate a data matrix; return ``(X, n_clipped)``.
 
@@ -174,6 +208,9 @@ def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tu
     (``clip=True``); the number of clipped rows is returned so that callers
     record it.  Clipping is itself 1-Lipschitz row-wise, so the mechanism's
     guarantee still holds for the clipped data.
+
+    No error message names a value computed from the data (a count, a position, a norm): only
+    public quantities (the bound, the container's type or number of dimensions) appear.
     """
     if isinstance(X, PreparedData):
         if row_norm_bound >= X.row_norm_bound:
@@ -183,30 +220,29 @@ def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tu
         raise PrivacyInputError("sparse input is not supported: pass a dense array (X.toarray())")
     try:
         X = np.asarray(X)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise PrivacyInputError(f"data cannot be converted to an array: {exc}") from None
+    except Exception:  # pragma: no cover - exotic objects
+        # the exception's text may quote the data: name the container's type only
+        raise PrivacyInputError(f"data of type {type(X).__name__} cannot be converted to an array") from None
     if X.dtype == object or not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)
                                  or X.dtype == bool):
-        raise PrivacyInputError(f"data must be a numeric array, got dtype {X.dtype}")
+        # not the dtype itself: a string dtype such as <U7 states the longest entry's length
+        raise PrivacyInputError("data must be a numeric array (integer, float or bool dtype)")
     if X.ndim != 2:
-        raise PrivacyInputError(f"data must be a 2-D array (n rows x d columns), got shape {X.shape}")
+        # the number of dimensions, not the shape: n is not public under add/remove-one-row
+        raise PrivacyInputError(f"data must be a 2-D array (n rows x d columns), got {X.ndim} dimension(s)")
     n, d = X.shape
     if n == 0 or d == 0:
-        raise PrivacyInputError(f"data is empty (shape {X.shape})")
+        raise PrivacyInputError("data is empty (no rows or no columns)")
     X = X.astype(np.float64, copy=False)
     if not np.all(np.isfinite(X)):
-        bad = int(np.sum(~np.isfinite(X)))
-        raise PrivacyInputError(f"data contains {bad} NaN or infinite value(s)")
+        # no count, no position: both are statistics of the data
+        raise PrivacyInputError("data contain NaN or infinite values: remove or replace them first")
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     over = norms > row_norm_bound * (1 + ROW_NORM_TOLERANCE)
     n_over = int(over.sum())
     if n_over:
         if not clip:
-            worst = int(np.argmax(norms))
-            raise PrivacyInputError(
-                f"{n_over} row(s) have L2 norm above the bound {row_norm_bound} "
-                f"(largest: row {worst}, norm {norms[worst]:.6g}); normalise the data "
-                f"or enable clipping (clip=True / clip_rows=true)")
+            raise PrivacyInputError(row_norm_message(row_norm_bound))
         X = X.copy()
         X[over] *= (row_norm_bound / norms[over])[:, None]
     return X, n_over

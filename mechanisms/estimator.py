@@ -12,6 +12,7 @@ mechanisms' own and keep their messages (:class:`mechanisms.PrivacyInputError`).
 from __future__ import annotations
 
 import inspect
+import warnings
 from numbers import Integral, Real
 from typing import Any, Callable
 
@@ -21,7 +22,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import get_mechanism
-from ._base import MechanismOutput, check_data
+from ._base import ChainConvergenceWarning, MechanismOutput, check_data
 
 def as_generator(random_state) -> np.random.Generator:
     """Map scikit-learn's ``random_state`` conventions (None, int, Generator, RandomState) to a Generator."""
@@ -32,6 +33,33 @@ def as_generator(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**32 - 1, size=4))
     raise ValueError(f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}")
+
+
+def refuse_quoting_input(X) -> None:
+    """Refuse, in words that hold no data, the inputs whose scikit-learn or NumPy error would quote them.
+
+    scikit-learn's messages for 1-D, scalar and complex input print the array, and NumPy's for a
+    string that is not a number prints the string.  Other bad input (sparse, NaN/inf, no rows or no
+    features) keeps scikit-learn's own message.
+    """
+    if hasattr(X, "toarray"):
+        return
+    try:
+        A = np.asarray(X)
+    except (ValueError, TypeError):
+        raise ValueError("X cannot be converted to an array: rows of unequal length?") from None
+    if A.ndim < 2:
+        # scikit-learn's wording without its "array=..." line
+        raise ValueError(f"Expected 2D array, got {A.ndim}D array instead. Reshape your data either using "
+                         f"array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+                         f"if it contains a single sample.")
+    if np.iscomplexobj(A):
+        raise ValueError("Complex data not supported")
+    if A.dtype.kind in "OUS":
+        try:
+            A.astype(np.float64)
+        except ValueError:
+            raise ValueError("X holds a value that cannot be converted to a float") from None
 
 
 def split_output(out: MechanismOutput) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -65,15 +93,18 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         Choose B without looking at the data (e.g. from the data's known range); a B computed from
         the data (such as its largest row norm) is not private.
     clip : bool, default False
-        Rows with norm above ``row_norm_bound``: refuse them (``False``: the error names the
-        largest row) or scale them back onto the ball (``True``).  Clipping is row-wise
+        Rows with norm above ``row_norm_bound``: refuse them (``False``: the error says that some
+        row exceeds the bound, never which, how many or by how much) or scale them back onto the
+        ball (``True``).  Clipping is row-wise
         1-Lipschitz, so the guarantee still holds; that it was on is recorded in the (public)
         parameters, how many rows it changed only in ``diagnostics_`` (that count is an exact
         statistic of the data).
     mechanism_params : dict, optional
         Extra keyword arguments for the mechanism (e.g. ``{"iterations": 2000}``).
     keep_diagnostics : bool, default False
-        Keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).
+        Keep the mechanism's diagnostics as ``diagnostics_`` (NOT private).  An MCMC mechanism that
+        did not pass its convergence rule warns (``ChainConvergenceWarning``, public configuration
+        only) in either case; the warning itself is a diagnostic, not private.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
         Source of the mechanism's randomness (an int gives the same release on every fit).
 
@@ -140,7 +171,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         # Stated explicitly (they are the defaults): NaN/inf and sparse input are refused.
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = False
-        # k < d, so at least two features: validate_data(ensure_min_features=2) says so.
+        # k < d, so at least two features: fit says so after validate_data (whose own message prints n).
         tags.transformer_tags.preserves_dtype = ["float64"]
         # Deterministic given an int random_state (same seed, same release): the checks that
         # refit and compare (check_fit_idempotent, ...) apply and are run, not skipped.
@@ -170,6 +201,16 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                              f"got {k}")
         return int(k)
 
+    def _not_converged_message(self, name: str) -> str:
+        """Public configuration only; points to diagnostics the user can see (or says how to)."""
+        where = ("diagnostics_['converged'] is False; the split-Rhat and ESS are in diagnostics_"
+                 if self.keep_diagnostics else
+                 "The diagnostics (split-Rhat, ESS) are not kept: refit with keep_diagnostics=True to see "
+                 "them in diagnostics_")
+        return (f"mechanism {name!r}: the MCMC chain did NOT pass its convergence diagnostics, so the "
+                f"released subspace may be far from the target law; increase mechanism_params['iterations']. "
+                f"{where} (not private, like this warning: neither belongs beside the release).")
+
     # -- fit / transform -------------------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -189,7 +230,11 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             The fitted estimator (``components_``, ``guarantee_``, ``release_``).
         """
         name, func = self._mechanism_function()
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, ensure_min_features=2)
+        refuse_quoting_input(X)
+        X = validate_data(self, X, accept_sparse=False, dtype=np.float64)
+        if X.shape[1] < 2:  # scikit-learn's ensure_min_features message prints the shape, so n
+            raise ValueError(f"Found array with {X.shape[1]} feature(s) while a minimum of 2 is required "
+                             f"(n_components < n_features)")
         k = self._check_n_components(X.shape[1])
         bound = float(self.row_norm_bound)
         # Privacy check (rows of norm <= B), with the project's message; then scale onto the unit ball.
@@ -203,8 +248,13 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             if self.delta is None:
                 raise ValueError(f"mechanism {name!r} needs delta")
             kwargs["delta"] = self.delta
+        warn = bool(kwargs.get("warn", True))
+        if "warn" in accepted:
+            kwargs["warn"] = False  # the mechanism's own warning points to its output: worded below
         out = func(X, k, rng=as_generator(self.random_state), clip=bool(self.clip), **kwargs)
         release, diagnostics = split_output(out)
+        if warn and diagnostics.get("converged") is False:
+            warnings.warn(self._not_converged_message(name), ChainConvergenceWarning, stacklevel=2)
         if out.components is None:
             # Only the released status and reason go into the message: diagnostics are not private.
             reason = f": {release['reason']}" if release.get("reason") else ""
@@ -224,12 +274,14 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def transform(self, X):
         """Project onto the released subspace: ``X @ components_.T`` (no centring)."""
         check_is_fitted(self, "components_")
+        refuse_quoting_input(X)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
         return X @ self.components_.T
 
     def inverse_transform(self, X):
         """Map scores back to feature space: ``X @ components_``."""
         check_is_fitted(self, "components_")
+        refuse_quoting_input(X)
         Z = check_array(X, accept_sparse=False, dtype=np.float64)
         if Z.shape[1] != self.n_components_:
             raise ValueError(f"X has {Z.shape[1]} features, but {type(self).__name__}.inverse_transform "

@@ -71,7 +71,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
-                    check_delta, check_epsilon, check_k)
+                    check_delta, check_epsilon, check_k, stream_rows)
 from .linalg import random_orthonormal, single_thread_blas, symmetric_gaussian, top_k_eigenvectors
 from .calibration import (analyze_gauss_noise_scale, check_calibration, gaussian_epsilon_tight, gaussian_sigma,
                           gaussian_sigma_tight, zcdp_to_epsilon)
@@ -246,7 +246,7 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
 
     def gen():
         for row in stream:
-            r, nc = check_data(np.asarray(row, dtype=float).reshape(1, -1), clip=clip)
+            r, nc = check_data(stream_rows(row).reshape(1, -1), clip=clip)
             clipped[0] += nc
             yield r[0]
     return gen(), None, None, clipped

@@ -40,7 +40,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._base import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k, second_moment
+from ._base import (ChainConvergenceWarning, MechanismOutput, PrivacyGuarantee, check_data, check_epsilon,
+                    check_k, second_moment)
 from .bingham import run_bingham_chains, sample_vector_bingham
 from .diagnostics import RHAT_THRESHOLD, summarize_chains
 
@@ -56,6 +57,16 @@ _MCMC_NOTE = ("NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an e
               "the data and are not private: see the output's diagnostics.")
 _EXACT_NOTE = ("exact draw from BMF(n*eps/2*A) by ACG rejection (k = 1): pure epsilon-DP, "
                "replace-one-row, up to floating-point effects (Mironov 2012).")
+
+
+def not_converged_message(sampler: str, iterations: int, chains: str, rhat_threshold: float) -> str:
+    """Text of the non-convergence warning: public configuration only (no R̂, ESS or other number
+    computed from the data); ``chains`` names the chains, e.g. ``"4 chains"``."""
+    return (f"PPCA {sampler} sampler did NOT pass convergence diagnostics (split-Rhat < {rhat_threshold} "
+            f"and bulk-ESS >= min_ess) after {iterations} iterations x {chains}: the released subspace may "
+            f"be far from BMF(n*eps/2*A); increase iterations. diagnostics['converged'] is False; the "
+            f"split-Rhat and ESS are in the output's diagnostics (not private, like this warning: "
+            f"neither belongs beside the release).")
 
 
 def _resolve_sampler(sampler: str, k: int) -> str:
@@ -136,14 +147,9 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
                        q_F_trace_mean=float(trace.mean()),
                        seconds=time.perf_counter() - t0)
     if not diag["converged"] and warn:
-        # a warning for the data curator running the sampler (who holds the data anyway); the
-        # numbers are diagnostics, not private: do not forward this message with the release
-        warnings.warn(
-            f"PPCA {sampler} sampler did NOT pass convergence diagnostics after {iterations} iterations "
-            f"x {n_chains} chains (split-Rhat = {diag['rhat']:.4g}, threshold {rhat_threshold}; bulk-ESS = "
-            f"{diag['ess']:.4g}, minimum {diag['min_ess']:.4g}; diagnostics of the raw data, not private). "
-            f"The released subspace may be far from BMF(n*eps/2*A); increase iterations.",
-            RuntimeWarning, stacklevel=3)
+        # for the data curator running the sampler: that it is raised is itself a diagnostic
+        warnings.warn(not_converged_message(sampler, iterations, f"{n_chains} chains", rhat_threshold),
+                      ChainConvergenceWarning, stacklevel=3)
     note = _MCMC_NOTE.format(sampler=sampler, iterations=iterations, n_chains=n_chains)
     guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
     return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
@@ -187,10 +193,11 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
         Iterations between two records of the F_k statistic.
     rhat_threshold, min_ess : float
         Convergence rule: split-R̂ < ``rhat_threshold`` (default 1.01) and bulk-ESS ≥ ``min_ess``
-        (default 100 per chain).  Otherwise a RuntimeWarning is emitted and
-        ``diagnostics["converged"] = False``.
+        (default 100 per chain).  Otherwise ``diagnostics["converged"] = False`` and a
+        :class:`~mechanisms.ChainConvergenceWarning` (a ``RuntimeWarning``) says so, with public
+        configuration only; the warning's occurrence is itself a diagnostic.
     warn : bool, default True
-        Emit the RuntimeWarning of a chain that did not converge.
+        Emit the ChainConvergenceWarning of a chain that did not converge.
     sweeps_per_iteration : int, optional
         Givens sweeps per "gibbs" iteration (default ``GIBBS_SWEEPS_PER_ITERATION``).
 
@@ -296,11 +303,8 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
                 "rhat_threshold": rhat_threshold, "min_ess": float("nan")}
     converged = bool(diag["converged"])
     if not converged and warn:
-        warnings.warn(
-            f"PPCA {sampler} sampler did NOT pass convergence diagnostics after {iterations} iterations "
-            f"x {m} restart chains (split-Rhat = {diag['rhat']:.4g}, threshold {rhat_threshold}; bulk-ESS = "
-            f"{diag['ess']:.4g}, minimum {diag['min_ess']:.4g}). The released subspaces may be far from "
-            f"BMF(n*eps/2*A); increase iterations.", RuntimeWarning, stacklevel=3)
+        warnings.warn(not_converged_message(sampler, iterations, f"{m} restart chains", rhat_threshold),
+                      ChainConvergenceWarning, stacklevel=3)
     outs = []
     for r, res in enumerate(runs):
         V = U @ res["V"][0]

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
-                    check_delta, check_epsilon, check_k)
+                    check_delta, check_epsilon, check_k, stream_rows)
 from .linalg import orthonormalize, random_orthonormal
 from .metrics import projector_distance
 from .calibration import check_calibration, gaussian_sigma, gaussian_sigma_tight
@@ -60,7 +60,7 @@ def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
     buf: list[np.ndarray] = []
     have = 0
     for item in stream:
-        a = np.asarray(item, dtype=float)
+        a = stream_rows(item)
         a = a.reshape(1, -1) if a.ndim == 1 else a
         buf.append(a)
         have += a.shape[0]

@@ -96,7 +96,7 @@ def test_whole_suite_without_skips():
 def test_refuses_rows_above_bound_without_clip():
     """clip=False (the default): the checks' kind of data is refused with the privacy message."""
     X = np.random.default_rng(0).standard_normal((20, 3)) * 3
-    with pytest.raises(PrivacyInputError, match=r"row\(s\) have L2 norm above the bound 1"):
+    with pytest.raises(PrivacyInputError, match=r"some row has L2 norm above the bound 1"):
         PrivatePCA("mod_sulq", n_components=1, delta=0.01, random_state=0).fit(X)
 
 
