@@ -29,6 +29,7 @@ from .progress import progress_bar
 from .results import ResultStore
 from .runners import (emit, evaluate_mechanism, make_record, mechanism_params, mechanism_rng, mechanism_stream,
                       output_fields, results_root, run_key, subset_rng, subset_stream)
+from .threads import pinned
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ def _ppca_groups(cfg: DictConfig, dataset, grid: list[int], subsets: int, restar
 
     cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))  # plain values for the workers
     results = Parallel(n_jobs=workers, backend="loky", batch_size=1, pre_dispatch="n_jobs")(
-        delayed(_ppca_group)(cfg, None, n, s, missing) for n, s, missing in groups)
+        delayed(pinned(_ppca_group))(cfg, None, n, s, missing) for n, s, missing in groups)
     return int(sum(results))
 
 
