@@ -86,8 +86,10 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
     if changed:
         causes.append("package versions differ (" + ", ".join(changed) + ")")
     old_commit = record.get("git_commit")
-    if old_commit != commit or (commit or "").endswith("+dirty"):
-        causes.append(f"the code may differ (record made at commit {old_commit}, rerun at {commit})")
+    if old_commit != commit:
+        causes.append(f"the code differs (record made at commit {old_commit}, rerun at {commit})")
+    elif (commit or "").endswith("+dirty"):
+        causes.append(f"the code may differ (uncommitted changes at commit {commit})")
     return causes
 
 
@@ -96,4 +98,4 @@ def not_reproduced_line(record_id: str, diffs: list[str], causes: list[str]) -> 
     what = ", ".join(diffs)
     why = "; ".join(causes) if causes else ("no known cause (same BLAS threads, BLAS library, machine, "
                                              "package versions and commit)")
-    return f"record {record_id}: {what} differ from the rerun's; cause: {why}"
+    return f"record {record_id}: the rerun differs in {what}; cause: {why}"

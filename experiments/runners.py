@@ -26,7 +26,7 @@ from .loading import load_configured, subsample
 from .provenance import REPO_ROOT, git_commit, package_versions
 from .errors import UserError
 from .results import ResultStore, to_json
-from .threads import PINNED_BLAS_THREADS, blas_provenance, pinned_blas
+from .threads import blas_provenance, pinned_blas
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def rerun(cfg: DictConfig) -> dict:
     X = dataset.X
     if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
         X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
-    with pinned_blas(PINNED_BLAS_THREADS):
+    with pinned_blas():
         data = PreparedData(X, clip=bool(old.clip_rows))
         fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
         now = blas_provenance()

@@ -32,13 +32,15 @@ def _controller() -> ThreadpoolController:
 
 
 @contextlib.contextmanager
-def pinned_blas(threads: int = PINNED_BLAS_THREADS) -> Iterator[None]:
-    """Limit every loaded BLAS (numpy's and scipy's OpenBLAS, MKL, ...) to ``threads`` threads.
+def pinned_blas(threads: int | None = None) -> Iterator[None]:
+    """Limit every loaded BLAS (numpy's and scipy's OpenBLAS, MKL, ...) to ``threads`` threads
+    (default :data:`PINNED_BLAS_THREADS`).
 
     The previous limits are restored on exit.  Nested use is fine.
     """
     controller = _controller()
-    with controller.limit(limits=int(threads), user_api="blas"):
+    limit = PINNED_BLAS_THREADS if threads is None else int(threads)
+    with controller.limit(limits=limit, user_api="blas"):
         _ACTIVE.append(controller)
         try:
             yield
