@@ -58,6 +58,10 @@ def differences(record: dict, fields: dict) -> list[str]:
     return out
 
 
+def _threads(count) -> str:
+    return f"{count} BLAS thread" + ("" if count == 1 else "s")
+
+
 def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[str]:
     """What the record says differed when it was made, against this re-run.
 
@@ -72,11 +76,11 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
     """
     prov = record.get("provenance") or {}
     if prov.get("blas_threads") is None:
-        return [f"the record does not state its BLAS thread count (this rerun used {now['blas_threads']})"]
+        return [f"the record does not state its BLAS thread count (this rerun used {_threads(now['blas_threads'])})"]
     causes = []
     if prov["blas_threads"] != now["blas_threads"]:
-        causes.append(f"the record was made with {prov['blas_threads']} BLAS threads, this rerun with "
-                      f"{now['blas_threads']}")
+        causes.append(f"the record was made with {_threads(prov['blas_threads'])}, this rerun with "
+                      f"{_threads(now['blas_threads'])}")
     for key, what in (("blas", "BLAS library"), ("machine", "machine")):
         if prov.get(key) != now.get(key):
             causes.append(f"{what} differs (record: {prov.get(key)}; now: {now.get(key)})")
