@@ -18,6 +18,8 @@ from .results import to_json
 
 #: fields a re-run recomputes but that are not a function of the seed (timings)
 _TIMING = ("seconds",)
+#: record parts whose differences are named without amounts (exact statistics of the raw data)
+_NO_AMOUNTS = ("diagnostics_not_private",)
 
 
 def _plain(value):
@@ -41,7 +43,8 @@ def _diff(path: str, old, new, out: list[str]) -> None:
           and not isinstance(old, bool) and not isinstance(new, bool)):
         if old != new:
             gap = abs(float(old) - float(new))
-            out.append(f"{path} (by {gap:.3g})" if math.isfinite(gap) else path)
+            quiet = path.split(".")[0] in _NO_AMOUNTS or not math.isfinite(gap)
+            out.append(path if quiet else f"{path} (by {gap:.3g})")
     elif old != new:
         out.append(path)
 
@@ -49,7 +52,7 @@ def _diff(path: str, old, new, out: list[str]) -> None:
 def differences(record: dict, fields: dict) -> list[str]:
     """The fields of a re-run (``fields``, as :func:`experiments.runners.evaluate_mechanism` returns
     them) whose values differ from the record's, each as ``"name"`` or ``"name (by <|difference|>)"``
-    for numbers; timings are not compared."""
+    for numbers (no amount for the non-private diagnostics); timings are not compared."""
     out: list[str] = []
     for key in sorted(fields):
         if any(t in key for t in _TIMING):
