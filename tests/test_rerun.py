@@ -154,3 +154,12 @@ def test_record_with_other_data_files_cannot_be_rerun(two_thread_record, tmp_pat
     copy_record(record, store, data_files={"spiked.csv": "0" * 64})
     with pytest.raises(Exception, match="raw data files differ from the ones recorded"):
         rerun(compose_cfg([f"results_dir={store}", f"+rerun={record['record_id']}"]))
+
+
+def test_thread_count_is_not_part_of_the_run_key(two_thread_record, capsys):
+    """A store keeps resuming: the same run made with another thread count has the same record id and
+    is not written again."""
+    store, record = two_thread_record
+    again = in_process_record(store, capsys)
+    assert again["record_id"] == record["record_id"] and again["written"] is False
+    assert again["provenance"]["blas_threads"] == 1
