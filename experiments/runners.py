@@ -244,10 +244,11 @@ def rerun(cfg: DictConfig) -> dict:
     raw data files' checksums must match the ones recorded.  Prints one JSON line with
     ``reproduced`` (every recomputed field, timings aside, equals the record's).  A record that
     cannot be re-run, or whose values differ, raises :class:`UserError` /
-    :class:`~experiments.rerun_check.NotReproduced`: one line naming the fields and the cause
-    (:mod:`experiments.rerun_check`), exit status 2.
+    :class:`~experiments.errors.NotReproduced`: ``run.py`` prints one line naming the fields and the
+    cause (:mod:`experiments.rerun_check`) and exits with status 2.
     """
-    from .rerun_check import NotReproduced, differences, known_causes, not_reproduced_line
+    from .errors import NotReproduced
+    from .rerun_check import differences, known_causes, not_reproduced_line
 
     store = ResultStore(results_root(cfg))
     try:
@@ -258,17 +259,17 @@ def rerun(cfg: DictConfig) -> dict:
         raise UserError(f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
                         f"(experiment {rec.get('experiment')!r})")
     old = OmegaConf.create(rec["config"])
-    dataset = load_configured(old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir)
-    files_now = getattr(dataset, "files", {}) or {}
-    if rec.get("data_files") and files_now != rec["data_files"]:
-        changed = sorted(f for f in set(rec["data_files"]) | set(files_now)
-                         if rec["data_files"].get(f) != files_now.get(f))
-        raise UserError(f"record {rec['record_id']} cannot be re-run: its raw data files differ from the "
-                        f"ones recorded ({', '.join(changed)})")
-    X = dataset.X
-    if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
-        X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
-    with pinned_blas():
+    with pinned_blas():  # synthetic data sets are drawn with BLAS too
+        dataset = load_configured(old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir)
+        files_now = getattr(dataset, "files", {}) or {}
+        if rec.get("data_files") and files_now != rec["data_files"]:
+            changed = sorted(f for f in set(rec["data_files"]) | set(files_now)
+                             if rec["data_files"].get(f) != files_now.get(f))
+            raise UserError(f"record {rec['record_id']} cannot be re-run: its raw data files differ from the "
+                            f"ones recorded ({', '.join(changed)})")
+        X = dataset.X
+        if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
+            X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
         data = PreparedData(X, clip=bool(old.clip_rows))
         fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
         now = blas_provenance()
