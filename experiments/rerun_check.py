@@ -8,13 +8,13 @@ BLAS library, machine, package versions, code), or that the record does not stat
 
 from __future__ import annotations
 
-__all__ = ["NotReproduced", "differences", "known_causes", "not_reproduced_line"]
-
 import json
 import math
 
 from .errors import NotReproduced
 from .results import to_json
+
+__all__ = ["NotReproduced", "differences", "known_causes", "not_reproduced_line"]
 
 #: fields a re-run recomputes but that are not a function of the seed (timings)
 _TIMING = ("seconds",)
@@ -78,15 +78,16 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
         This re-run's package versions and git commit.
     """
     prov = record.get("provenance") or {}
-    if prov.get("blas_threads") is None:
-        return [f"the record does not state its BLAS thread count (this rerun used {_threads(now['blas_threads'])})"]
     causes = []
-    if prov["blas_threads"] != now["blas_threads"]:
+    if prov.get("blas_threads") is None:
+        causes.append(f"the record does not state its BLAS thread count (this rerun used "
+                      f"{_threads(now['blas_threads'])})")
+    elif prov["blas_threads"] != now["blas_threads"]:
         causes.append(f"the record was made with {_threads(prov['blas_threads'])}, this rerun with "
                       f"{_threads(now['blas_threads'])}")
     for key, what in (("blas", "BLAS library"), ("machine", "machine")):
-        if prov.get(key) != now.get(key):
-            causes.append(f"{what} differs (record: {prov.get(key)}; now: {now.get(key)})")
+        if key in prov and prov[key] != now.get(key):
+            causes.append(f"{what} differs (record: {prov[key]}; now: {now.get(key)})")
     old_versions = record.get("versions") or {}
     changed = [f"{name} {old_versions.get(name)} -> {versions.get(name)}"
                for name in sorted(set(old_versions) | set(versions)) if old_versions.get(name) != versions.get(name)]
@@ -94,7 +95,7 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
         causes.append("package versions differ (" + ", ".join(changed) + ")")
     old_commit = record.get("git_commit")
     if old_commit != commit:
-        causes.append(f"the code differs (record made at commit {old_commit}, rerun at {commit})")
+        causes.append(f"the code may differ (record made at commit {old_commit}, rerun at {commit})")
     elif (commit or "").endswith("+dirty"):
         causes.append(f"the code may differ (uncommitted changes at commit {commit})")
     return causes

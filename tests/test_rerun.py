@@ -19,6 +19,7 @@ import pytest
 from experiments import threads
 from experiments.cli import report_user_errors
 from experiments.errors import NotReproduced
+from experiments.rerun_check import differences, known_causes, not_reproduced_line
 from experiments.runners import rerun, run_experiment
 from hydra_helpers import compose_cfg
 
@@ -163,3 +164,43 @@ def test_thread_count_is_not_part_of_the_run_key(two_thread_record, capsys):
     again = in_process_record(store, capsys)
     assert again["record_id"] == record["record_id"] and again["written"] is False
     assert again["provenance"]["blas_threads"] == 1
+
+
+# --- the one line, on records built by hand (no run) ----------------------------------------------
+
+NOW = {"blas_threads": 1, "blas": "openblas 0.3.30 Haswell", "machine": "x86_64 cpu A"}
+VERSIONS = {"numpy": "2.4.6", "scipy": "1.17.1"}
+
+
+def hand_record(**changes) -> dict:
+    record = {"provenance": dict(NOW), "versions": dict(VERSIONS), "git_commit": "abc", "q_F": 0.5,
+              "components_sha256": "x", "mechanism_seconds": 1.0,
+              "diagnostics_not_private": {"rhat": 1.01, "seconds": 3.0}}
+    record.update(changes)
+    return record
+
+
+def test_differences_name_fields_and_amounts_but_no_diagnostic_amounts_or_timings():
+    rerun_fields = {"q_F": 0.25, "components_sha256": "y", "mechanism_seconds": 2.0,
+                    "diagnostics_not_private": {"rhat": 1.2, "seconds": 9.0}}
+    assert differences(hand_record(), rerun_fields) == [
+        "components_sha256", "diagnostics_not_private.rhat", "q_F (by 0.25)"]
+    same = {"q_F": 0.5, "components_sha256": "x", "mechanism_seconds": 7.0,
+            "diagnostics_not_private": {"rhat": 1.01, "seconds": 0.1}}
+    assert differences(hand_record(), same) == []
+
+
+@pytest.mark.parametrize("changes,cause", [
+    ({}, "no known cause"),
+    ({"provenance": {**NOW, "blas_threads": 4}}, "the record was made with 4 BLAS threads, this rerun with 1 BLAS thread"),
+    ({"provenance": None}, "the record does not state its BLAS thread count (this rerun used 1 BLAS thread)"),
+    ({"provenance": {**NOW, "blas": "mkl 2024.1 Haswell"}}, "BLAS library differs (record: mkl 2024.1 Haswell;"),
+    ({"provenance": {**NOW, "machine": "aarch64 cpu B"}}, "machine differs (record: aarch64 cpu B; now: x86_64 cpu A)"),
+    ({"versions": {**VERSIONS, "numpy": "2.3.0"}}, "package versions differ (numpy 2.3.0 -> 2.4.6)"),
+    ({"git_commit": "def"}, "the code may differ (record made at commit def, rerun at abc)"),
+])
+def test_the_line_names_each_known_cause(changes, cause):
+    record = hand_record(**changes)
+    line = not_reproduced_line("r1", ["q_F (by 0.25)"], known_causes(record, NOW, VERSIONS, "abc"))
+    assert line.startswith("record r1: the rerun differs in q_F (by 0.25); cause: ")
+    assert cause in line and "\n" not in line
