@@ -27,7 +27,7 @@ from omegaconf import MISSING, DictConfig
 from mechanisms import PrivacyInputError
 
 from .datasets import DataCorruptError, DataUnavailableError
-from .errors import UserError
+from .errors import NotReproduced, UserError
 
 #: exit status of a run refused because of the user's input (Hydra's own composition errors exit 1)
 USER_ERROR_EXIT = 2
@@ -93,6 +93,8 @@ def _one_line(exc: BaseException) -> str:
         what, hint = "data file unreadable", " (re-download the file or fix the path)"
     elif isinstance(exc, PrivacyInputError):
         what, hint = "input refused by the mechanism", ""
+    elif isinstance(exc, NotReproduced):
+        what, hint = "not reproduced", ""
     else:
         what, hint = "bad value", ""
     msg = " ".join(str(exc).split())  # one line

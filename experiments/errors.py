@@ -5,3 +5,7 @@ ValueError keep working."""
 
 class UserError(ValueError):
     """A problem with what the user asked for (not a bug)."""
+
+
+class NotReproduced(UserError):
+    """``+rerun``: the re-run's values differ from the record's (the message names the fields and cause)."""

@@ -29,6 +29,7 @@ from .records import (configured_mechanism, emit, evaluate_mechanism, mechanism_
                       mechanism_stream, output_fields, results_root, run_key, subset_rng, subset_stream,
                       write_record)
 from .results import ResultStore
+from .threads import pinned
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ def _ppca_groups(cfg: DictConfig, dataset, grid: list[int], subsets: int, restar
 
     cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))  # plain values for the workers
     results = Parallel(n_jobs=workers, backend="loky", batch_size=1, pre_dispatch="n_jobs")(
-        delayed(_ppca_group)(cfg, None, n, s, missing) for n, s, missing in groups)
+        delayed(pinned(_ppca_group))(cfg, None, n, s, missing) for n, s, missing in groups)
     return int(sum(results))
 
 

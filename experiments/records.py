@@ -28,6 +28,7 @@ from .compat import keyed_mechanism_params
 from .progress import progress_enabled
 from .provenance import REPO_ROOT, git_commit, package_versions
 from .results import ResultStore, to_json
+from .threads import blas_provenance
 
 __all__ = ["RELEASE_COLUMNS", "Written", "components_digest", "configured_mechanism", "emit",
            "evaluate_mechanism", "make_record", "mechanism_params", "mechanism_rng", "mechanism_stream",
@@ -188,6 +189,7 @@ def make_record(cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seco
         "data_files": getattr(dataset, "files", {}),
         "versions": package_versions(),
         "git_commit": git_commit(),
+        "provenance": blas_provenance(),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 

@@ -22,6 +22,7 @@ from .provenance import git_commit, package_versions
 from .records import (emit, evaluate_mechanism, mechanism_stream, results_root, run_key, subset_stream,
                       write_record)
 from .results import ResultStore
+from .threads import blas_provenance, pinned_blas
 
 log = logging.getLogger(__name__)
 
@@ -80,40 +81,64 @@ def run_table1(cfg: DictConfig) -> dict:
 def rerun(cfg: DictConfig) -> dict:
     """``python run.py +rerun=<record id>``: re-run a stored record and check it bit for bit.
 
-    The record's resolved config, data-subset stream and mechanism stream are
-    replayed; the raw data files' checksums must match the ones recorded.
-    Prints one JSON line with ``reproduced`` (the released matrix's sha256 agrees).
+    The record's resolved config, data-subset stream and mechanism stream are replayed with
+    :data:`~experiments.threads.PINNED_BLAS_THREADS` BLAS threads (as every experiment runs); the
+    raw data files' checksums must match the ones recorded.  Prints one JSON line with
+    ``reproduced`` (every recomputed field, timings aside, equals the record's).  A record that
+    cannot be re-run, or whose values differ, raises :class:`UserError` /
+    :class:`~experiments.errors.NotReproduced`: ``run.py`` prints one line naming the fields and the
+    cause (:mod:`experiments.rerun_check`) and exits with status 2.
     """
+    from .errors import NotReproduced
+    from .rerun_check import differences, known_causes, not_reproduced_line
+
     store = ResultStore(results_root(cfg))
     try:
         rec = store.get(str(cfg.rerun))
     except KeyError as exc:
         raise UserError(f"+rerun: {exc.args[0]}") from None
     if "mechanism_stream" not in rec or "config" not in rec:
-        raise ValueError(f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
-                         f"(experiment {rec.get('experiment')!r})")
+        raise UserError(f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
+                        f"(experiment {rec.get('experiment')!r})")
     old = OmegaConf.create(rec["config"])
-    dataset = load_configured(old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir)
-    files_now = getattr(dataset, "files", {}) or {}
-    if rec.get("data_files") and files_now != rec["data_files"]:
-        raise ValueError(f"raw data differ from the record's: recorded {rec['data_files']}, now {files_now}")
-    X = dataset.X
-    if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
-        X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
-    data = PreparedData(X, clip=bool(old.clip_rows))
-    fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
-    result = {"rerun": rec["record_id"], "reproduced": fields["components_sha256"] == rec["components_sha256"],
+    with pinned_blas():  # synthetic data sets are drawn with BLAS too
+        dataset = load_configured(old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir)
+        files_now = getattr(dataset, "files", {}) or {}
+        if rec.get("data_files") and files_now != rec["data_files"]:
+            changed = sorted(f for f in set(rec["data_files"]) | set(files_now)
+                             if rec["data_files"].get(f) != files_now.get(f))
+            raise UserError(f"record {rec['record_id']} cannot be re-run: its raw data files differ from the "
+                            f"ones recorded ({', '.join(changed)})")
+        X = dataset.X
+        if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
+            X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
+        data = PreparedData(X, clip=bool(old.clip_rows))
+        fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
+        now = blas_provenance()
+    diffs = differences(rec, fields)
+    result = {"rerun": rec["record_id"], "reproduced": not diffs, "differences": diffs,
               "q_F": fields["q_F"], "recorded_q_F": rec.get("q_F"),
+              "blas_threads": now["blas_threads"],
+              "recorded_blas_threads": (rec.get("provenance") or {}).get("blas_threads"),
               "recorded_git_commit": rec.get("git_commit"), "git_commit": git_commit(),
               "recorded_versions": rec.get("versions"), "versions": package_versions()}
+    if diffs:
+        causes = known_causes(rec, now, package_versions(), git_commit())
+        result["cause"] = not_reproduced_line(rec["record_id"], diffs, causes)
     emit(result)
+    if diffs:
+        raise NotReproduced(result["cause"])
     return result
 
 
 def run_experiment(cfg: DictConfig):
-    if "rerun" in cfg:
-        return rerun(cfg)
-    # a worker killed mid-write (an earlier crashed sweep) leaves a temporary: remove it if its writer is dead
-    ResultStore(results_root(cfg)).clean_stale_temporaries()
-    fn = instantiate(cfg.experiment.run)
-    return fn(cfg)
+    """Run the configured experiment (or ``+rerun``) with one BLAS thread
+    (:func:`experiments.threads.pinned_blas`), whatever the shell or launcher set: records re-run
+    bit for bit from any of them."""
+    with pinned_blas():
+        if "rerun" in cfg:
+            return rerun(cfg)
+        # a worker killed mid-write (an earlier crashed sweep) leaves a temporary: remove it if its writer is dead
+        ResultStore(results_root(cfg)).clean_stale_temporaries()
+        fn = instantiate(cfg.experiment.run)
+        return fn(cfg)
