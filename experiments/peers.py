@@ -584,7 +584,7 @@ def run_peers(cfg) -> dict:
     result = {"experiment": "peers", "records_written": int(written), "unavailable": unavailable,
               "tables": [str(out_dir / name) for name in ("peers.csv", "peers_sampler_check.csv",
                                                                                 "peers_accounting.csv")]}
-    emit(result)
+    emit(result, cfg)
     return result
 
 

@@ -25,7 +25,7 @@ from mechanisms.metrics import optimal_q_F, q_F
 from .loading import load_configured, subsample
 from .provenance import REPO_ROOT, git_commit, package_versions
 from .errors import UserError
-from .results import ResultStore, to_json
+from .results import ResultStore, record_id, to_json
 
 log = logging.getLogger(__name__)
 
@@ -177,9 +177,49 @@ def make_record(cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seco
     }
 
 
-def emit(record: dict) -> None:
-    """Print the record as the last line of stdout (the single-run contract)."""
-    print(to_json(record), flush=True)
+def emit(record: dict, cfg: DictConfig | None = None) -> None:
+    """Show a run's result: a short rounded summary for a person (:func:`human_summary`; nothing with
+    ``quiet=true``) or, with ``print_record=true``, the full record as one JSON line, the last line of
+    stdout: the one way scripts read it (the record is also the file ``<results_dir>/records/<id>.json``
+    named in the summary)."""
+    if cfg is not None and cfg.get("print_record", False):
+        print(to_json(record), flush=True)
+    elif cfg is None or not cfg.get("quiet", False):
+        print(human_summary(record), flush=True)
+
+
+def _rounded(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.4g}"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if isinstance(v, (list, tuple, dict)):
+        return f"({len(v)} items; print_record=true shows them)"
+    return str(v)
+
+
+def human_summary(record: dict) -> str:
+    """A few rounded lines about a result: for a mechanism run, what ran, its guarantee, q_F against
+    the optimum, and where the full record is stored; otherwise its top-level fields, rounded."""
+    if "q_F_opt" in record and "record_id" in record:
+        status = record.get("guarantee_status")
+        guarantee = f"ε = {_rounded(record.get('epsilon'))}"
+        if record.get("neighbouring") != "none" and record.get("delta"):
+            guarantee += f", δ = {_rounded(record.get('delta'))}"
+        if status and status != "proven":
+            guarantee += f" [{status}]"
+        q, opt = record.get("q_F"), record.get("q_F_opt")
+        utility = (f"q_F = {q:.4f} of optimum {opt:.4f} ({100 * q / opt:.1f}%)" if q is not None and opt
+                   else f"no subspace released (status {record.get('status')})")
+        stored = "already stored (shown as stored, not recomputed)" if record.get("written") is False else "stored"
+        return "\n".join([
+            f"{record['mechanism']} on {record['dataset']} (n = {_rounded(record['n'])}, d = {record['d']}, "
+            f"k = {record['k']}), {guarantee}: {utility}",
+            f"record {record['record_id']} {stored} in {record.get('record_path', 'the results store')}",
+        ])
+    return "\n".join(f"{k}: {_rounded(v)}" for k, v in record.items())
 
 
 def run_single(cfg: DictConfig) -> dict:
@@ -187,6 +227,11 @@ def run_single(cfg: DictConfig) -> dict:
     t0 = time.perf_counter()
     store = ResultStore(results_root(cfg))
     key = run_key(cfg)
+    if store.has(key):  # resume: show what is stored, do not recompute it
+        record = store.get(record_id(key))
+        record.update(written=False, record_path=str(store.path(record["record_id"])))
+        emit(record, cfg)
+        return record
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     sub = subset_stream(cfg.seed, cfg.subset)
     X, _, _ = subsample(dataset.X, cfg.n, np.random.default_rng(sub))
@@ -195,13 +240,10 @@ def run_single(cfg: DictConfig) -> dict:
     fields["subset_stream"] = sub
     record = make_record(cfg, dataset, X, fields, time.perf_counter() - t0, key)
     rid, written = store.write(record)
-    record["record_id"] = rid
-    record["written"] = written
-    if not cfg.quiet:
-        log.info("%s on %s (n=%d, d=%d, k=%d): q_F = %s of optimum %.4f; record %s%s",
-                 record["mechanism"], record["dataset"], record["n"], record["d"], record["k"],
-                 record["q_F"], record["q_F_opt"], rid, "" if written else " (already stored)")
-    emit(record)
+    if not written:  # written meanwhile by another job: show the stored one
+        record = store.get(rid)
+    record.update(record_id=rid, written=written, record_path=str(store.path(rid)))
+    emit(record, cfg)
     return record
 
 
@@ -230,7 +272,7 @@ def run_table1(cfg: DictConfig) -> dict:
             print(f"skipped {name}: {why}")
         print(f"written: {path}")
     summary = {"experiment": "table1", "path": str(path), "rows": json.loads(df.to_json(orient="records"))}
-    emit(summary)
+    emit(summary, cfg)
     return summary
 
 
@@ -263,7 +305,7 @@ def rerun(cfg: DictConfig) -> dict:
               "q_F": fields["q_F"], "recorded_q_F": rec.get("q_F"),
               "recorded_git_commit": rec.get("git_commit"), "git_commit": git_commit(),
               "recorded_versions": rec.get("versions"), "versions": package_versions()}
-    emit(result)
+    emit(result, cfg)
     return result
 
 
