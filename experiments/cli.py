@@ -249,8 +249,13 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
     try:
         check_command_line(sys.argv[1:] if args is None else args)
     except UserError as exc:
-        print(_one_line(exc), file=sys.stderr, flush=True)
+        print(f"Error (unknown key): {exc}", file=sys.stderr, flush=True)
         return USER_ERROR_EXIT
+    # a sweep's joblib workers share a resource-tracker process; interrupted, it would report their
+    # queues' semaphores as leaked (harmless: the processes are gone).  The filter reaches it through
+    # the environment and matches only that message.
+    quiet_tracker = "ignore:resource_tracker:UserWarning"
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), quiet_tracker]))
     try:
         app()
     except KeyboardInterrupt:
