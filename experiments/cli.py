@@ -131,14 +131,34 @@ def check_mechanism_options(cfg: DictConfig, overrides: list[str]) -> None:
     mech = str(cfg.mechanism.get("name", ""))
     for override in overrides:
         key = _override_key(override)
-        if not key.startswith("mechanism.fn."):
+        if not key.startswith("mechanism.fn.") or key.startswith("mechanism.fn._"):
             continue
         option = key[len("mechanism.fn."):]
+        accepted = _mechanism_parameters(cfg)
+        if accepted is not None and option.split(".", 1)[0] not in accepted:
+            raise UserError(f"{key}: mechanism {mech} has no option {option!r}; its options: {', '.join(accepted)}")
         if option in MECHANISM_OPTIONS and option in cfg.mechanism.fn:
             ok, what = MECHANISM_OPTIONS[option]
             value = cfg.mechanism.fn[option]
             if not ok(value, mech):
                 raise UserError(f"{key}={value!r} is not valid for mechanism {mech}: {option} must be {what(mech)}")
+
+
+def _mechanism_parameters(cfg: DictConfig) -> list[str] | None:
+    """The keyword options of the configured mechanism function (None: it takes any, or is unknown)."""
+    import inspect
+
+    from hydra.utils import get_method
+
+    try:
+        fn = get_method(str(cfg.mechanism.fn._target_))
+        params = inspect.signature(fn).parameters.values()
+    except Exception:  # noqa: BLE001 - an unresolvable target is reported when it is instantiated
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if (p.kind is p.KEYWORD_ONLY or p.default is not p.empty)
+            and p.name not in ("rng", "clip")]   # given by the harness, not options
 
 
 def _task_overrides() -> list[str]:
@@ -219,7 +239,8 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
     @functools.wraps(task)
     def wrapper(cfg: DictConfig):
         overrides = _task_overrides()
-        mechanism_set = [o for o in overrides if _override_key(o).startswith("mechanism.fn.")]
+        mechanism_set = [o for o in overrides if _override_key(o).startswith("mechanism.fn.")
+                         and not _override_key(o).startswith("mechanism.fn._")]   # _target_: code
         try:
             check_ranges(cfg)
             check_mechanism_options(cfg, overrides)

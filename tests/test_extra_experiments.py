@@ -143,7 +143,8 @@ def test_figure_guides_and_labels(tmp_path):
 def test_single_run_on_spiked(tmp_path, mechanism):
     env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"mechanism={mechanism}", "dataset=spiked",
-                           "scale=smoke", "dataset.size=1500", f"results_dir={tmp_path}", "quiet=true"],
+                           "scale=smoke", "dataset.size=1500", f"results_dir={tmp_path}", "quiet=true",
+                           "print_record=true"],
                           cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout.strip().splitlines()[-1])
