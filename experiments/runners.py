@@ -248,7 +248,8 @@ def run_single(cfg: DictConfig) -> dict:
 
 
 def run_table1(cfg: DictConfig) -> dict:
-    """Table 1 of the JMLR paper: one record per dataset, plus ``results/tables/table1.csv``."""
+    """Table 1 of the JMLR paper: one record per dataset, plus ``<results_dir>/tables/table1.csv`` (its one
+    writer; the committed Table 1 of each scale is drawn from the summary by ``scripts/curate.sh``)."""
     from .table1 import table1
 
     df = table1(data_dir=cfg.data_dir, datasets=tuple(cfg.experiment.datasets))
