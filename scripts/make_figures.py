@@ -482,6 +482,13 @@ GUIDES = [(0.5, "∝ √d (guide: Analyze Gauss)", ":"), (1.0, "∝ d (guide: PP
           (1.5, "∝ d^{3/2} (guide: MOD-SULQ)", "-.")]
 
 
+def largest_searched(search, n_grid) -> int:
+    """The largest n a dimension-scaling search tried (n* lies above it when it was not reached)."""
+    from experiments.summary import largest_searched as f
+
+    return f(search, n_grid)
+
+
 def fig_dimension_scaling(df: pd.DataFrame, out: Path):
     """n*(d) per mechanism (log-log) with guide lines of slope 1/2, 1, 3/2; fitted slopes in the legend."""
     if df.empty or "experiment" not in df.columns:
@@ -506,9 +513,11 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
         st.setdefault("marker", "o")
         line = ax.plot(g.d[ok], n[ok], label=f"{label}{slope}", **st)[0]
         if (~ok).any():   # not reached: open triangle at the largest n searched (n* is above it)
-            top = [(srch[-1]["n"] if isinstance(srch, list) and srch else max(grid))
-                   for srch, grid in zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok],
-                                         g.n_grid[~ok])]
+            if "n_largest_searched" in g:   # the summary's column (experiments.summary)
+                top = list(g.n_largest_searched[~ok])
+            else:
+                top = [largest_searched(srch, grid) for srch, grid in
+                       zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok], g.n_grid[~ok])]
             ax.plot(g.d[~ok], top, marker="^", ls="none", mfc="none", ms=8, color=line.get_color())
         if ok.any():
             anchors.append((float(g.d[ok].iloc[0]), float(n[ok].iloc[0])))
@@ -524,7 +533,7 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
     ax.set_xlabel("dimension d")
     ax.set_ylabel(f"n* (mean q_F ≥ {d.target.iloc[0]:g}·q_F(V_k))")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))   # beside the axes: hides no line
     eps = ", ".join(f"{e:g}" for e in sorted(d.epsilon.unique()))
     ax.set_title(f"Sample complexity vs d (spiked model, k = {int(d.k.iloc[0])}, ε = {eps}; "
                  f"△ = not reached up to that n) · {scale_text(d)}",
