@@ -1,14 +1,17 @@
 """Hydra entry point: ``python run.py [experiment=...] [mechanism=...] [dataset=...] [key=value ...]``.
 
 All logic lives in :mod:`experiments`; this file only hands the composed config over.
-Wrongly typed values fail at composition (schema: :class:`experiments.cli.RunConfig`); other
-user errors print one line and exit with status 2 (:func:`experiments.cli.report_user_errors`).
+Wrongly typed values fail at composition (schema: :class:`experiments.cli.RunConfig`); unknown
+top-level keys and other user errors print one line and exit with status 2; Ctrl-C prints one line
+and exits with status 130 (:mod:`experiments.cli`).
 """
+
+import sys
 
 import hydra
 from omegaconf import DictConfig
 
-from experiments.cli import register_schema, report_user_errors
+from experiments.cli import register_schema, report_user_errors, run_command_line
 
 register_schema()
 
@@ -22,4 +25,4 @@ def main(cfg: DictConfig):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_command_line(main))

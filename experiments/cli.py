@@ -6,31 +6,43 @@
   message naming the key.
 * :func:`check_ranges` checks the ranges a type cannot express (``seed >= 0``, ``0 < delta < 1``, ...)
   and raises :class:`UserError` naming the key.
+* :func:`check_command_line` refuses, before Hydra composes anything, a top-level key that is not
+  a setting (``epsilonn=0.1``, ``+epsilonn=0.5``), listing the valid keys.
+* :func:`check_mechanism_options` checks the ``mechanism.fn.*`` options the user set (a sampler
+  name, an iteration count) and names the option and its valid values.
 * :func:`report_user_errors` wraps the task function: an error caused by the user (a bad value,
-  a missing or corrupt data file, input a mechanism refuses) prints one line to stderr — what is
-  wrong, which key or file, what to do — and exits with status 2, without a traceback.  Any other
-  exception (a real bug) propagates with its traceback as usual; ``HYDRA_FULL_ERROR=1`` still gives
-  the full trace.
+  a missing or corrupt data file, input a mechanism refuses, a mechanism option it refuses) prints
+  one line to stderr — what is wrong, which key or file, what to do — and exits with status 2,
+  without a traceback.  Any other exception (a real bug) propagates with its traceback as usual;
+  ``HYDRA_FULL_ERROR=1`` still gives the full trace.  Warnings raised during the run print as one
+  line naming the run (its command-line overrides), not the library file that raised them.
+* :func:`run_command_line` is ``run.py``'s main: the checks above, then the Hydra app; Ctrl-C
+  prints one line (records already stored are kept: re-running the command resumes) and exits 130.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
-from mechanisms import PrivacyInputError
+from mechanisms import PrivacyInputError, check_delta
 
 from .datasets import DataCorruptError, DataUnavailableError
 from .errors import NotReproduced, UserError
 
 #: exit status of a run refused because of the user's input (Hydra's own composition errors exit 1)
 USER_ERROR_EXIT = 2
+#: exit status after Ctrl-C (128 + SIGINT, the shell's convention)
+INTERRUPTED_EXIT = 130
+INTERRUPTED_MESSAGE = "interrupted; re-run the same command to resume"
 
 
 @dataclass
@@ -52,9 +64,119 @@ class RunConfig:
     data_dir: Optional[str] = None
     results_dir: str = "results"
     quiet: bool = False
+    print_record: bool = False
     ppca_iterations: int = MISSING
     progress: Optional[bool] = None
     workers: int = 1
+
+
+#: top-level keys that are not in the schema but may be added: ``+rerun=<record id>``
+EXTRA_KEYS = ("rerun",)
+
+
+def valid_keys() -> list[str]:
+    """The top-level keys a user may set (the schema's, then :data:`EXTRA_KEYS`)."""
+    return [f.name for f in fields(RunConfig)] + list(EXTRA_KEYS)
+
+
+def _overrides(args: list[str]) -> list[str]:
+    """The ``key=value`` overrides among run.py's arguments (Hydra's flags and their values skipped)."""
+    return [a for a in args if "=" in a and not a.startswith("-")]
+
+
+def _override_key(override: str) -> str:
+    """``+mechanism.fn.sampler=x`` -> ``mechanism.fn.sampler`` (a group path keeps its slashes)."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def check_command_line(args: list[str]) -> None:
+    """Raise :class:`UserError` for an override whose top-level key is not a setting (a typo such as
+    ``epsilonn=0.1`` or ``+epsilonn=0.5``; Hydra would suggest ``+`` for the first and silently add
+    the second)."""
+    valid = set(valid_keys()) | {"hydra"}
+    for override in _overrides(args):
+        key = _override_key(override)
+        top = key.split(".", 1)[0].split("/", 1)[0].split("@", 1)[0]
+        if top not in valid:
+            raise UserError(f"unknown key {top!r} in {override!r}; valid top-level keys: "
+                            f"{', '.join(valid_keys())} (and hydra.*)")
+
+
+def _positive_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
+def _choices(module: str, name: str) -> tuple:
+    import importlib
+
+    return tuple(getattr(importlib.import_module(module), name))
+
+
+#: option -> (test, what it must be) for ``mechanism.fn.<option>``; a mechanism without the option
+#: is not checked.  Choices are read from the mechanism modules, so they stay the mechanisms' own.
+MECHANISM_OPTIONS: dict[str, tuple[Callable[[Any, str], bool], Callable[[str], str]]] = {
+    "sampler": (lambda v, m: m != "ppca" or v in _choices("mechanisms.ppca", "SAMPLERS"),
+                lambda m: "one of " + ", ".join(_choices("mechanisms.ppca", "SAMPLERS"))),
+    "iterations": (lambda v, m: v is None and m != "ppca" or _positive_int(v),
+                   lambda m: "an integer >= 1" + ("" if m == "ppca" else " or null (the mechanism's default)")),
+    "n_chains": (lambda v, m: _positive_int(v), lambda m: "an integer >= 1"),
+    "timeout": (lambda v, m: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
+                lambda m: "a number of seconds > 0"),
+}
+
+
+def check_mechanism_options(cfg: DictConfig, overrides: list[str]) -> None:
+    """Raise :class:`UserError` naming a ``mechanism.fn.<option>`` the user set to a value the
+    mechanism refuses (:data:`MECHANISM_OPTIONS`)."""
+    mech = str(cfg.mechanism.get("name", ""))
+    for override in overrides:
+        key = _override_key(override)
+        if not key.startswith("mechanism.fn.") or key.startswith("mechanism.fn._"):
+            continue
+        option = key[len("mechanism.fn."):]
+        accepted = _mechanism_parameters(cfg)
+        if accepted is not None and option.split(".", 1)[0] not in accepted:
+            raise UserError(f"{key}: mechanism {mech} has no option {option!r}; its options: {', '.join(accepted)}")
+        if option in MECHANISM_OPTIONS and option in cfg.mechanism.fn:
+            ok, what = MECHANISM_OPTIONS[option]
+            value = cfg.mechanism.fn[option]
+            if not ok(value, mech):
+                raise UserError(f"{key}={value!r} is not valid for mechanism {mech}: {option} must be {what(mech)}")
+
+
+def _mechanism_parameters(cfg: DictConfig) -> list[str] | None:
+    """The keyword options of the configured mechanism function (None: it takes any, or is unknown)."""
+    import inspect
+
+    from hydra.utils import get_method
+
+    try:
+        fn = get_method(str(cfg.mechanism.fn._target_))
+        params = inspect.signature(fn).parameters.values()
+    except Exception:  # noqa: BLE001 - an unresolvable target is reported when it is instantiated
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if (p.kind is p.KEYWORD_ONLY or p.default is not p.empty)
+            and p.name not in ("rng", "clip")]   # given by the harness, not options
+
+
+def _task_overrides() -> list[str]:
+    """The command line's overrides of this job (Hydra's record of them; [] outside a Hydra app)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        return list(HydraConfig.get().overrides.task)
+    except (ValueError, ImportError, AttributeError):
+        return []
+
+
+def _warning_printer(run: str):
+    """``warnings.showwarning`` replacement: one line naming the run, not the file that warned."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        print(f"warning ({category.__name__}) in run [{run}]: {text}", file=file or sys.stderr, flush=True)
+    return show
 
 
 def register_schema() -> None:
@@ -64,7 +186,8 @@ def register_schema() -> None:
 #: key -> (test, what the key must be)
 _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "epsilon": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    "delta": (lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    # the mechanisms' own rule (mechanisms._base.check_delta), so the schema and they agree
+    "delta": (lambda v: _accepted(check_delta, v), "a number in (0, 1) (mechanisms._base.check_delta)"),
     "k": (lambda v: v >= 1, "an integer >= 1"),
     "n": (lambda v: v is None or v >= 1, "a positive integer or null (the whole data set)"),
     "seed": (lambda v: v >= 0, "a non-negative integer"),
@@ -73,6 +196,14 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "ppca_iterations": (lambda v: v >= 1, "an integer >= 1"),
     "workers": (lambda v: v >= 1, "an integer >= 1 (processes for the utility_vs_n groups)"),
 }
+
+
+def _accepted(check: Callable[[Any], Any], value: Any) -> bool:
+    try:
+        check(value)
+    except PrivacyInputError:
+        return False
+    return True
 
 
 def check_ranges(cfg: DictConfig) -> None:
@@ -109,11 +240,59 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
 
     @functools.wraps(task)
     def wrapper(cfg: DictConfig):
+        overrides = _task_overrides()
+        mechanism_set = [o for o in overrides if _override_key(o).startswith("mechanism.fn.")
+                         and not _override_key(o).startswith("mechanism.fn._")]   # _target_: code
         try:
             check_ranges(cfg)
-            return task(cfg)
+            check_mechanism_options(cfg, overrides)
+            with warnings.catch_warnings():
+                warnings.showwarning = _warning_printer(" ".join(overrides) or "defaults")
+                return task(cfg)
         except USER_ERRORS as exc:
             print(_one_line(exc), file=sys.stderr, flush=True)
             raise SystemExit(USER_ERROR_EXIT) from None
+        except (ValueError, TypeError) as exc:
+            # a mechanism refusing an option the user set: name the option, not a library frame
+            if not mechanism_set or os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            msg = " ".join(str(exc).split())
+            print(f"Error (mechanism option refused): {msg} (you set {', '.join(mechanism_set)})",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(USER_ERROR_EXIT) from None
+        except KeyboardInterrupt:
+            raise SystemExit(INTERRUPTED_EXIT) from None
 
     return wrapper
+
+
+def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> int:
+    """``run.py``'s main: refuse unknown top-level keys, run the Hydra ``app``, and turn Ctrl-C into
+    one line and exit status 130 (worker processes of a sweep stay silent)."""
+    try:
+        check_command_line(sys.argv[1:] if args is None else args)
+    except UserError as exc:
+        print(f"Error (unknown key): {exc}", file=sys.stderr, flush=True)
+        return USER_ERROR_EXIT
+    # a sweep's joblib workers share a resource-tracker process; interrupted, it would report their
+    # queues' semaphores as leaked (harmless: the processes are gone).  The filter reaches it through
+    # the environment and matches only that message.
+    quiet_tracker = "ignore:resource_tracker:UserWarning"
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), quiet_tracker]))
+    try:
+        app()
+    except KeyboardInterrupt:
+        return _interrupted()
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED_EXIT:
+            return _interrupted()
+        raise
+    return 0
+
+
+def _interrupted() -> int:
+    print(INTERRUPTED_MESSAGE, file=sys.stderr, flush=True)
+    # skip interpreter shutdown: joblib's resource tracker would add a leaked-semaphore warning, and
+    # the workers, interrupted too, have nothing left to write (the store is written atomically)
+    sys.stdout.flush()
+    os._exit(INTERRUPTED_EXIT)

@@ -181,7 +181,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     result = {"experiment": cfg.experiment.name, "dataset": "spiked", "mechanism": cfg.mechanism.name,
               "records_written": int(written), "results_dir": str(results_root(cfg)),
               "n_star": {int(s["d"]): s["n_star"] for s in summaries}, "slope": slope}
-    emit(result)
+    emit(result, cfg)
     return result
 
 
@@ -266,5 +266,5 @@ def run_online_regret(cfg: DictConfig) -> dict:
     result = {"experiment": cfg.experiment.name, "dataset": "spiked", "mechanism": "online_pca", "m": m, "d": d,
               "records_written": int(written), "results_dir": str(results_root(cfg)),
               "summary": summary.to_dict(orient="records")}
-    emit(result)
+    emit(result, cfg)
     return result

@@ -495,5 +495,5 @@ def _finish(cfg: DictConfig, name: str, written: int, summary: pd.DataFrame) -> 
         print(summary.to_string(index=False))
     result = {"experiment": name, "dataset": cfg.dataset.name, "mechanism": cfg.mechanism.name,
               "records_written": int(written), "results_dir": str(results_root(cfg))}
-    emit(result)
+    emit(result, cfg)
     return result

@@ -301,6 +301,9 @@ def run_peer_pca(name: str, X: Any, k: int, *, rng: np.random.Generator, epsilon
                    **{key: meta[key] for key in ("certified_epsilon_at_nominal_target", "map_d_in_1", "api",
                                                  "features") if key in meta}}
     if res["status"] == "timeout":
+        # said on the terminal at once: the run was silent for the whole cap and has no utility to show
+        print(f"{name}: timed out after {timeout:g} s (the wall-clock cap); recorded with status 'timeout', "
+              "no subspace released", file=sys.stderr, flush=True)
         return MechanismOutput(None, guarantee, release={"status": "timeout"}, diagnostics=diagnostics)
     V = np.asarray(res["arrays"]["components"], dtype=np.float64)
     if V.shape != (d, k):
@@ -585,7 +588,7 @@ def run_peers(cfg) -> dict:
     result = {"experiment": "peers", "records_written": int(written), "unavailable": unavailable,
               "tables": [str(out_dir / name) for name in ("peers.csv", "peers_sampler_check.csv",
                                                                                 "peers_accounting.csv")]}
-    emit(result)
+    emit(result, cfg)
     return result
 
 

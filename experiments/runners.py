@@ -21,7 +21,7 @@ from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
 from .records import (emit, evaluate_mechanism, mechanism_stream, results_root, run_key, subset_stream,
                       write_record)
-from .results import ResultStore
+from .results import ResultStore, record_id
 from .threads import blas_provenance, pinned_blas
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,11 @@ def run_single(cfg: DictConfig) -> dict:
     t0 = time.perf_counter()
     store = ResultStore(results_root(cfg))
     key = run_key(cfg)
+    if store.has(key):  # resume: show what is stored, do not recompute it
+        record = store.get(record_id(key))
+        record.update(written=False, record_path=str(store.path(record["record_id"])))
+        emit(record, cfg)
+        return record
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     sub = subset_stream(cfg.seed, cfg.subset)
     X, _, _ = subsample(dataset.X, cfg.n, np.random.default_rng(sub))
@@ -39,18 +44,16 @@ def run_single(cfg: DictConfig) -> dict:
     fields = evaluate_mechanism(cfg, data, mechanism_stream(cfg.seed, cfg.subset, cfg.restart))
     fields["subset_stream"] = sub
     record, rid, written = write_record(store, cfg, dataset, X, fields, time.perf_counter() - t0, key)
-    record["record_id"] = rid
-    record["written"] = written
-    if not cfg.quiet:
-        log.info("%s on %s (n=%d, d=%d, k=%d): q_F = %s of optimum %.4f; record %s%s",
-                 record["mechanism"], record["dataset"], record["n"], record["d"], record["k"],
-                 record["q_F"], record["q_F_opt"], rid, "" if written else " (already stored)")
-    emit(record)
+    if not written:  # written meanwhile by another job: show the stored one
+        record = store.get(rid)
+    record.update(record_id=rid, written=written, record_path=str(store.path(rid)))
+    emit(record, cfg)
     return record
 
 
 def run_table1(cfg: DictConfig) -> dict:
-    """Table 1 of the JMLR paper: one record per dataset, plus ``results/tables/table1.csv``."""
+    """Table 1 of the JMLR paper: one record per dataset, plus ``<results_dir>/tables/table1.csv`` (its one
+    writer; the committed Table 1 of each scale is drawn from the summary by ``scripts/curate.sh``)."""
     from .table1 import table1
 
     df = table1(data_dir=cfg.data_dir, datasets=tuple(cfg.experiment.datasets))
@@ -74,7 +77,7 @@ def run_table1(cfg: DictConfig) -> dict:
             print(f"skipped {name}: {why}")
         print(f"written: {path}")
     summary = {"experiment": "table1", "path": str(path), "rows": json.loads(df.to_json(orient="records"))}
-    emit(summary)
+    emit(summary, cfg)
     return summary
 
 
@@ -125,7 +128,7 @@ def rerun(cfg: DictConfig) -> dict:
     if diffs:
         causes = known_causes(rec, now, package_versions(), git_commit())
         result["cause"] = not_reproduced_line(rec["record_id"], diffs, causes)
-    emit(result)
+    emit(result, cfg)
     if diffs:
         raise NotReproduced(result["cause"])
     return result

@@ -9,10 +9,13 @@ the guarantee's free-text note.  From the nested parts it keeps what says how a 
 made and whether it passed its convergence check (``SUMMARY_NESTED``: the chain's iterations, sweeps
 per iteration, sampler and chains of the release; split-R-hat, ESS, the diagnosed chains and the
 ``converged`` flag), as ``release.<key>`` and ``diagnostics_not_private.<key>`` columns, the names
-``ResultStore.load()`` gives them.  Figure 2's traces (arrays) go to a second, long-format table.
+``ResultStore.load()`` gives them.  Figure 2's traces (arrays) go to a second, long-format table, the online-regret curves to a third;
+a dimension-scaling search keeps the largest n it tried (``n_largest_searched``), and an online-regret
+record its per-step ε and δ (``config.epsilon``, ``config.delta``).
 
-    <dir>/records.csv       one row per record, keyed by ``record_id``
-    <dir>/gibbs_traces.csv  record_id, dataset, sampler, chain, T, log_F (Figure 2)
+    <dir>/records.csv                 one row per record, keyed by ``record_id``
+    <dir>/gibbs_traces.csv            record_id, dataset, sampler, chain, T, log_F (Figure 2)
+    <dir>/online_regret_curves.csv    record_id, t, regret, opt, theorem8, theorem9
 
 :func:`update_summary` merges by ``record_id`` (a later run adds or replaces rows, never duplicates
 them) and writes atomically; :func:`load_summary` returns the DataFrame ``ResultStore.load()`` would
@@ -34,6 +37,9 @@ __all__ = ["summary_rows", "update_summary", "load_summary", "RECORDS_CSV", "TRA
 
 RECORDS_CSV = "records.csv"
 TRACES_CSV = "gibbs_traces.csv"
+CURVES_CSV = "online_regret_curves.csv"
+#: the online-regret curve columns (``curve.<name>`` in the store)
+CURVE_COLUMNS = ("t", "regret", "opt", "theorem8", "theorem9")
 #: top-level fields left out (free text repeated in every record, or per-record hashes)
 _DROP = {"guarantee_note", "components_sha256", "git_commit", "timestamp_note"}
 #: scalar fields kept from nested parts of a record (present for PPCA releases): how the chain ran and
@@ -48,6 +54,26 @@ def _scalar(v) -> bool:
     return v is None or isinstance(v, (bool, int, float, str, np.integer, np.floating))
 
 
+def largest_searched(search, n_grid) -> int | None:
+    """The largest n a dimension-scaling search tried: its last step, else the grid's largest n."""
+    if isinstance(search, list) and search:
+        return int(search[-1]["n"])
+    return int(max(n_grid)) if isinstance(n_grid, list) and n_grid else None
+
+
+def curve_rows(records) -> list[dict]:
+    """Long-format rows of the online-regret curves (one per record and step)."""
+    out = []
+    for rec in records:
+        curve = rec.get("curve")
+        if rec.get("experiment") != "online_regret" or not isinstance(curve, dict):
+            continue
+        rid = record_id(rec["run_key"])
+        for i, t in enumerate(curve.get("t", [])):
+            out.append({"record_id": rid, **{c: curve[c][i] for c in CURVE_COLUMNS if c in curve}})
+    return out
+
+
 def summary_rows(records) -> tuple[list[dict], list[dict]]:
     """(rows, trace rows) for an iterable of records (dicts as stored)."""
     rows, traces = [], []
@@ -59,6 +85,10 @@ def summary_rows(records) -> tuple[list[dict], list[dict]]:
             nested = rec.get(part)
             if isinstance(nested, dict):
                 row.update({f"{part}.{k}": nested[k] for k in keys if k in nested and _scalar(nested[k])})
+        if rec.get("experiment") == "dimension_scaling" and rec.get("kind") == "summary":
+            row["n_largest_searched"] = largest_searched(rec.get("search"), rec.get("n_grid"))
+        if rec.get("experiment") == "online_regret" and isinstance(rec.get("config"), dict):
+            row.update({f"config.{k}": rec["config"].get(k) for k in ("epsilon", "delta")})
         rows.append(row)
         tr = rec.get("traces")
         if rec.get("experiment") == "gibbs_convergence" and isinstance(tr, dict):
@@ -94,9 +124,9 @@ def update_summary(results: str | os.PathLike, out_dir: str | os.PathLike, scale
     """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
     Figure 1, are always kept) to the summary in ``out_dir``; returns row counts."""
     store = ResultStore(results)
-    recs = (r for r in store.iter_records()
-            if scale is None or r.get("scale") in (None, scale))
+    recs = [r for r in store.iter_records() if scale is None or r.get("scale") in (None, scale)]
     rows, traces = summary_rows(recs)
+    curves = pd.DataFrame(curve_rows(recs))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     df = _merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"])
@@ -105,6 +135,8 @@ def update_summary(results: str | os.PathLike, out_dir: str | os.PathLike, scale
     if len(tdf) or (out / TRACES_CSV).exists():
         tdf = _merge(out / TRACES_CSV, tdf, ["record_id", "chain", "T"]) if len(tdf) else pd.read_csv(out / TRACES_CSV)
         _atomic_csv(tdf, out / TRACES_CSV)
+    if len(curves):
+        _atomic_csv(_merge(out / CURVES_CSV, curves, ["record_id", "t"]), out / CURVES_CSV)
     return {"records": int(len(df)), "trace_rows": int(len(tdf)), "added_or_updated": len(rows)}
 
 
@@ -136,4 +168,11 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
             logs[rid] = chains
         df["traces.iterations"] = [its.get(r) for r in df.record_id]
         df["traces.log_F"] = [logs.get(r) for r in df.record_id]
+    cpath = out / CURVES_CSV
+    if cpath.exists():
+        c = pd.read_csv(cpath).sort_values(["record_id", "t"], kind="mergesort")
+        by_id = {rid: g for rid, g in c.groupby("record_id")}
+        for col in CURVE_COLUMNS:
+            if col in c.columns:
+                df[f"curve.{col}"] = [by_id[r][col].to_numpy() if r in by_id else None for r in df.record_id]
     return df

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
+from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
                     check_epsilon, check_k)
 from .linalg import top_k_eigenvectors
 from .rational_subspaces import Key, Members, canonical_frame, lines_array, primitive_rows, subspace_key
@@ -147,7 +147,7 @@ def _exact_inputs(X: Any, k: int, epsilon: float, delta: float, ell: int | None,
     if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) or max_candidates < 1:
         raise PrivacyInputError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
     _, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(X.X if isinstance(X, PreparedData) else X, dtype=np.float64)
     n, d = X.shape
     k = check_k(k, d)
     eps = check_epsilon(epsilon)

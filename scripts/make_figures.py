@@ -1,12 +1,18 @@
 #!/usr/bin/env python
 """Regenerate every JMLR figure and table from the results store (never from memory).
 
-    python scripts/make_figures.py [--results results] [--out results] [--only fig3,table2]
+    python scripts/make_figures.py [--results results] [--scale smoke] [--out DIR] [--only fig3,table2]
+    python scripts/make_figures.py --summary results/quick/summary --scale quick --out results/quick --curate
 
 Writes ``<out>/figures/fig1.png`` ... ``fig5.png``, ``fig_classification.png`` (+ PDF) and
-``<out>/tables/table1.csv``, ``table2.csv``, ``footnote1.csv``.  Every drawing function takes a
-pandas DataFrame of records (the store's, or any table with the same columns).  A figure whose
-records are missing is skipped with a message.
+``<out>/tables/table1.csv``, ``table2.csv``, ``footnote1.csv``.  ``--out`` defaults to
+``<results>/drawn/<scale>`` (``<results>/drawn/all`` without ``--scale``), a local directory that is
+never committed.  The curated outputs (``results/quick`` and ``results/paper_scale``, see
+:data:`CURATED`) are written only with ``--curate``, by ``scripts/curate.sh``, from the committed
+summary of that scale.  Every figure names the scale of the records it draws; figures are drawn
+deterministically (no date or version in the files), so drawing again from the same records gives
+the same bytes.  Every drawing function takes a pandas DataFrame of records (the store's, or any
+table with the same columns).  A figure whose records are missing is skipped with a message.
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 from experiments.compat import fill_legacy_protocol, legacy_guarantee_statuses  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
+
+#: the curated output directory of each scale (committed; written only by ``--curate``)
+CURATED = {"quick": REPO / "results" / "quick", "paper": REPO / "results" / "paper_scale"}
 
 #: line styles of the paper's Figures 3-5 (PCA red solid, PPCA blue dashed, random green, MOD-SULQ purple)
 #: MOD-SULQ and random are nearly equal on census and insurance (as in the paper): distinct markers
@@ -43,14 +53,23 @@ TABLE1_ORDER = ["kddcup", "census", "localization", "insurance"]
 TABLE2_ORDER = ["pca", "ppca", "mod_sulq", "random"]
 X_OFFSET = {"random": 10 ** -0.025, "mod_sulq": 10 ** 0.025}
 #: why a panel of the paper cannot be drawn here
-MISSING_PANEL = {"localization": "localization: no data\n(the raw file ConfLongDemo_JSI.txt has no\n"
-                                 "public copy here; see data MANIFEST)"}
+MISSING_PANEL = {"localization": "localization: raw data not available\n(UCI 'Localization Data for\n"
+                                 "Person Activity', ConfLongDemo_JSI.txt;\nput it under PRIVPCA_DATA_DIR/"
+                                 "localization/\nand run the Figure 4 sweep to draw this panel)"}
 PAPER_TABLE2 = {  # JMLR Table 2, accuracy (%) mean, std
     ("kddcup", "pca"): (98.97, 0.05), ("kddcup", "ppca"): (98.95, 0.05),
     ("kddcup", "mod_sulq"): (98.18, 0.65), ("kddcup", "random"): (98.23, 0.49),
     ("localization", "pca"): (100.0, 0.0), ("localization", "ppca"): (100.0, 0.0),
     ("localization", "mod_sulq"): (97.06, 2.17), ("localization", "random"): (96.28, 2.34),
 }
+
+
+def scale_text(d: pd.DataFrame, fallback: str | None = None) -> str:
+    """"scale: quick" (the scales of the records ``d``; ``fallback`` when none is recorded)."""
+    scales = sorted({str(x) for x in d["scale"].dropna()}) if "scale" in d.columns else []
+    if not scales:
+        return f"scale: {fallback}" if fallback else "scale: not recorded"
+    return "scale: " + ", ".join(scales)
 
 
 def style(mech: str) -> dict:
@@ -115,10 +134,13 @@ def fig1(df: pd.DataFrame, out: Path):
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("upper bound on E|<v̂₁, v₁>| (Thm 15)")
     axes[0][-1].legend(fontsize=8)
-    fig.suptitle("Figure 1: MOD-SULQ correlation bound (δ = 0.01)", y=1.04)
+    fig.suptitle("Figure 1: MOD-SULQ correlation bound (δ = 0.01) · "
+                 + scale_text(d, "none (an analytic bound, the same at every scale)"), y=1.04)
     return save(fig, out, "fig1")
 
 
+#: Figure 2's y axis: the statistic of JMLR 2013 section 6.2 (mechanisms/diagnostics.py)
+FIG2_YLABEL = r"$\log F_k^{\,i}(T)$ = log($\|$mean of chain $i$'s first $T$ draws$\|_F / \sqrt{k}$)"
 #: Figure 2: colour map and line style per sampler
 FIG2_SAMPLERS = {"reference": ("Blues", "-"), "gibbs": ("Oranges", "--")}
 
@@ -168,10 +190,11 @@ def fig2(df: pd.DataFrame, out: Path):
                                            ("epsilon", "ε", lambda v: f"{float(v):g}")) if not _missing(r0.get(col))]
         ax.set_title(f"{ds} ({', '.join(parts)})")
         ax.set_xlabel("iteration T (unit: see legend)")
-        ax.set_ylabel("log F_k^i(T)")
-        ax.legend(fontsize=6.5, loc="upper right")
-    fig.suptitle("Figure 2: convergence from uniform starts, the paper's (Hoff) sampler and the fast chain",
-                 y=1.03)
+        ax.set_ylabel(FIG2_YLABEL)
+        # below the panel: inside, it covered the first iterations, where the chains differ most
+        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+    fig.suptitle("Figure 2: convergence from uniform starts, the paper's (Hoff) sampler and the fast chain · "
+                 + scale_text(d), y=1.03)
     return save(fig, out, "fig2")
 
 
@@ -182,6 +205,7 @@ def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, ti
         return None
     panels = [x for x in datasets if x in set(d.dataset) or x in MISSING_PANEL]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    handles: dict[str, object] = {}
     for ax, ds in zip(axes[0], panels):
         sub = d[d.dataset == ds]
         if sub.empty:
@@ -195,17 +219,48 @@ def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, ti
         for mech in in_paper_order(sub.mechanism):
             g = sub[sub.mechanism == mech]
             s = g.groupby("n")["q_F"].agg(["mean", "std"]).reset_index().fillna(0.0)
-            ax.errorbar(s.n * X_OFFSET.get(mech, 1.0), s["mean"], yerr=s["std"], capsize=3,
-                        **labelled_style(mech, g))
+            line = ax.errorbar(s.n * X_OFFSET.get(mech, 1.0), s["mean"], yerr=s["std"], capsize=3,
+                               **labelled_style(mech, g))
+            handles.setdefault(line.get_label(), line)
         split = sub.split.iloc[0]
         ax.set_xscale("log")
+        n_ticks(ax, sorted(sub.n.unique()))
         ax.set_title(f"{ds} (k = {int(sub.k.iloc[0])}{', ' + split + ' split' if split else ''})")
         ax.set_xlabel("n (subsample size)")
         ax.set_ylabel("utility q_F(U)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title + "  (ε = 0.1, δ = 0.01; bars: ±1 sd; random and MOD-SULQ offset slightly in n)", y=1.03)
+    # one legend below the panels: inside a panel it can hide a curve (with two points, the
+    # non-private line runs along the top where the legend goes)
+    fig.legend(list(handles.values()), list(handles), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(len(handles), 4), fontsize=8, frameon=False)
+    offset = [STYLE[m]["label"] for m in X_OFFSET if m in set(d.mechanism)]
+    notes = ["bars: ±1 sd"] + ([" and ".join(offset) + " offset slightly in n"] if offset else [])
+    fig.suptitle(f"{title} ({'; '.join(notes)}) · {scale_text(d)}", y=1.03)
     return save(fig, out, name)
+
+
+def _short_n(n: float) -> str:
+    """Compact tick label of a sample size: 500, 1.6k, 49k, 494k, 1.2M."""
+    n = float(n)
+    if n < 1000:
+        return f"{n:.0f}"
+    if n < 1e6:
+        return f"{n / 1e3:.{1 if n < 1e4 else 0}f}k"
+    return f"{n / 1e6:.1f}M"
+
+
+def n_ticks(ax, ns) -> None:
+    """Label the log n axis at the sizes drawn (at most 6 labels, so they never collide); no minor labels
+    (on a grid spanning less than a decade matplotlib labels minor ticks, and they overlap)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    ns = [float(n) for n in ns]
+    step = max(1, -(-len(ns) // 6))
+    shown = ns[::-1][::step][::-1]   # always keep the largest n (the full data set)
+    ax.xaxis.set_major_locator(FixedLocator(shown))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_n(v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _one_value(d: pd.DataFrame, col: str):
@@ -241,7 +296,7 @@ def fig5(df: pd.DataFrame, out: Path):
     parts = [f"MOD-SULQ δ = {delta:g}" if delta is not None else None,
              f"{'/'.join(map(str, samples))} samples per ε" if samples else None,
              f"PPCA burn-in T = {int(burn_in):,}" if burn_in is not None else None]
-    ax.set_title("Figure 5: utility vs ε (d = 10 Gaussian, n = 5,000, k = 2)\n"
+    ax.set_title("Figure 5: utility vs ε (d = 10 Gaussian, n = 5,000, k = 2) · " + scale_text(d) + "\n"
                  + ", ".join(p for p in parts if p) + "; bars: ±1 sd", fontsize=9)
     return save(fig, out, "fig5")
 
@@ -402,7 +457,8 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         if ds in FOOTNOTE_DATASETS:
             handles.append(Line2D([], [], color="0.4", lw=2, label="majority label"))
         ax.legend(handles=handles, fontsize=7, title="scale · loss/scaling", title_fontsize=7)
-    fig.suptitle("Classification in the k-dimensional subspace (JMLR Table 2; bars: ±1 sd over rounds)", y=1.02)
+    fig.suptitle("Classification in the k-dimensional subspace (JMLR Table 2; bars: ±1 sd over rounds) · "
+                 + scale_text(d), y=1.02)
     return save(fig, out, name)
 
 
@@ -414,6 +470,13 @@ EXTRA_COLORS = {"analyze_gauss": "tab:olive", "noisy_power": "tab:orange", "subs
 #: reference slopes drawn as guide lines in the dimension-scaling figure (theory, constants free)
 GUIDES = [(0.5, "∝ √d (guide: Analyze Gauss)", ":"), (1.0, "∝ d (guide: PPCA)", "--"),
           (1.5, "∝ d^{3/2} (guide: MOD-SULQ)", "-.")]
+
+
+def largest_searched(search, n_grid) -> int:
+    """The largest n a dimension-scaling search tried (n* lies above it when it was not reached)."""
+    from experiments.summary import largest_searched as f
+
+    return f(search, n_grid)
 
 
 def fig_dimension_scaling(df: pd.DataFrame, out: Path):
@@ -440,9 +503,11 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
         st.setdefault("marker", "o")
         line = ax.plot(g.d[ok], n[ok], label=f"{label}{slope}", **st)[0]
         if (~ok).any():   # not reached: open triangle at the largest n searched (n* is above it)
-            top = [(srch[-1]["n"] if isinstance(srch, list) and srch else max(grid))
-                   for srch, grid in zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok],
-                                         g.n_grid[~ok])]
+            if "n_largest_searched" in g:   # the summary's column (experiments.summary)
+                top = list(g.n_largest_searched[~ok])
+            else:
+                top = [largest_searched(srch, grid) for srch, grid in
+                       zip(g.get("search", pd.Series([None] * len(g), index=g.index))[~ok], g.n_grid[~ok])]
             ax.plot(g.d[~ok], top, marker="^", ls="none", mfc="none", ms=8, color=line.get_color())
         if ok.any():
             anchors.append((float(g.d[ok].iloc[0]), float(n[ok].iloc[0])))
@@ -458,10 +523,10 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
     ax.set_xlabel("dimension d")
     ax.set_ylabel(f"n* (mean q_F ≥ {d.target.iloc[0]:g}·q_F(V_k))")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))   # beside the axes: hides no line
     eps = ", ".join(f"{e:g}" for e in sorted(d.epsilon.unique()))
     ax.set_title(f"Sample complexity vs d (spiked model, k = {int(d.k.iloc[0])}, ε = {eps}; "
-                 "△ = not reached up to that n)",
+                 f"△ = not reached up to that n) · {scale_text(d)}",
                  fontsize=9)
     return save(fig, out, "dimension_scaling")
 
@@ -502,7 +567,7 @@ def fig_online_regret(df: pd.DataFrame, out: Path):
     axes[1].set_yscale("log")
     r = d.iloc[0]
     fig.suptitle(f"Online PCA regret (DTTZ 2014), spiked model d = {int(r['d'])}, k = {int(r['k'])}, "
-                 f"per-step ε = {r['config.epsilon']:g}, δ = {r['config.delta']:g}")
+                 f"per-step ε = {r['config.epsilon']:g}, δ = {r['config.delta']:g} · {scale_text(d)}")
     return save(fig, out, "online_regret")
 
 
@@ -546,18 +611,37 @@ def make_all(results: Path, out: Path, only: set[str] | None = None,
     return made
 
 
+def default_out(results: Path, scale: str | None) -> Path:
+    """Where figures go without ``--out``: ``<results>/drawn/<scale>`` (local, never committed)."""
+    return results / "drawn" / (scale or "all")
+
+
+def is_curated(path: Path) -> bool:
+    """Is ``path`` one of the committed curated directories (or inside one)?"""
+    path = path.resolve()
+    return any(path == c or c in path.parents for c in CURATED.values())
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default="results", help="results store root (contains records/)")
-    ap.add_argument("--out", default=None, help="where figures/ and tables/ go (default: --results)")
+    ap.add_argument("--out", default=None,
+                    help="where figures/ and tables/ go (default: <results>/drawn/<scale>, not committed)")
     ap.add_argument("--only", default="", help="comma-separated subset, e.g. fig3,table2")
     ap.add_argument("--scale", default=None, help="use only records of this scale (smoke, quick, paper)")
     ap.add_argument("--summary", default=None,
                     help="draw from this compact summary directory (scripts/summarize_results.py) "
                          "instead of the JSON records")
+    ap.add_argument("--curate", action="store_true",
+                    help="allow --out to be a curated, committed directory (results/quick, "
+                         "results/paper_scale); scripts/curate.sh passes it")
     args = ap.parse_args(argv)
     results = Path(args.results)
-    make_all(results, Path(args.out) if args.out else results, set(filter(None, args.only.split(","))) or None,
+    out = Path(args.out) if args.out else default_out(results, args.scale)
+    if is_curated(out) and not args.curate:
+        ap.error(f"--out {out} is a curated (committed) directory: it is written only by "
+                 "scripts/curate.sh (or add --curate); choose another --out")
+    make_all(results, out, set(filter(None, args.only.split(","))) or None,
              args.scale, Path(args.summary) if args.summary else None)
 
 

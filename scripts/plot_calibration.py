@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """What tight calibration buys: the paper's noise against the smallest noise for the exact profile.
 
-    python scripts/plot_calibration.py [--results results/calibration] [--out results/figures]
+    python scripts/plot_calibration.py [--results results/calibration] [--scale quick] [--out DIR]
 
 Reads the results store (records of ``experiment=utility_vs_n`` for pca, random, mod_sulq and
 analyze_gauss on kddcup and census, and ``experiment=dimension_scaling`` for mod_sulq and
@@ -26,7 +26,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from experiments.compat import fill_unkeyed_defaults  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
-from scripts.make_figures import save  # noqa: E402
+from scripts.make_figures import is_curated, save, scale_text  # noqa: E402
 
 CAL_COL = "run_key.mechanism_params.calibration"
 COLORS = {"pca": "tab:red", "random": "tab:green", "mod_sulq": "tab:purple", "analyze_gauss": "tab:orange",
@@ -132,8 +132,8 @@ def plot(df: pd.DataFrame, out: Path) -> list[Path] | None:
                      fontsize=9)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-    fig.suptitle("Paper calibration (dashed) vs tight calibration from the exact Gaussian profile (solid, o)",
-                 y=1.03, fontsize=10)
+    fig.suptitle("Paper calibration (dashed) vs tight calibration from the exact Gaussian profile (solid, o) · "
+                 + scale_text(df), y=1.03, fontsize=10)
     return save(fig, out, "calibration")
 
 
@@ -208,13 +208,18 @@ def noise_ratio_table(settings=((0.1, 0.01), (0.5, 0.01), (1.0, 1e-5), (2.0, 1e-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default="results/calibration", help="results store root (contains records/)")
-    ap.add_argument("--out", default="results/figures", help="where calibration.png/.pdf go")
+    ap.add_argument("--out", default=None,
+                    help="where calibration.png/.pdf go (default <results>/drawn/<scale>, not committed)")
+    ap.add_argument("--curate", action="store_true", help="allow --out to be a curated (committed) directory")
     ap.add_argument("--scale", default="quick", help="use only records of this scale")
     args = ap.parse_args(argv)
+    out = Path(args.out) if args.out else Path(args.results) / "drawn" / (args.scale or "all")
+    if is_curated(out) and not args.curate:
+        ap.error(f"--out {out} is a curated (committed) directory: add --curate to write there")
     df = ResultStore(Path(args.results)).load()
     if not df.empty and args.scale:
         df = df[df.scale == args.scale]
-    paths = plot(df, Path(args.out))
+    paths = plot(df, out)
     print("### paper / tight noise std (lift w for private_sketch), from the calibration functions\n")
     print(markdown(noise_ratio_table(), floatfmt="{:.3g}"))
     print_tables(df)

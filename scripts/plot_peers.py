@@ -1,12 +1,16 @@
 #!/usr/bin/env python
 """Figures of the `peers` experiment from the results store (docs/peers.md).
 
-    python scripts/plot_peers.py [--results results] [--out results/figures]
+    python scripts/plot_peers.py [--results results] [--out DIR]
+    python scripts/plot_peers.py --tables results/quick/tables --out results/quick/figures --curate
 
 Writes ``peers.png`` (q_F/q_F_opt versus n, one panel per dataset and certified ε; a run that hit the
 wall-clock cap is drawn as a cross at the bottom of its panel), ``peers_time.png`` (median wall time
 per run, the cap as a dotted line) and ``peers_sampler.png`` (the d = 2 check: E[sin²θ] with
-±2 Monte Carlo standard errors against the exact target), and prints the tables it draws from.
+±2 Monte Carlo standard errors against the exact target), and prints the tables it draws from.  The figures are drawn from the tables alone (``peers.csv``,
+``peers_sampler_check.csv``: ``--tables DIR`` reads the committed ones), deterministically, each
+labelled with the scale of its records.  ``--out`` defaults to ``<results>/drawn/peers`` (not
+committed); a curated directory is written only with ``--curate`` (``scripts/curate.sh``).
 """
 
 from __future__ import annotations
@@ -22,8 +26,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import pandas as pd  # noqa: E402
+
 from experiments.peers import peers_tables  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
+from scripts.make_figures import is_curated  # noqa: E402
+
+#: the experiment's wall-clock cap per peer run (conf/experiment/peers.yaml), when drawn from tables
+DEFAULT_CAP = 60.0
+#: the scale named on the figures (``--scale``; the peers records are run at the default scale)
+SCALE = {"text": "scale: quick"}
 
 STYLE = {
     "ppca": dict(color="tab:blue", ls="--", marker="o", label="privpca PPCA"),
@@ -37,7 +49,8 @@ DATASET_ORDER = ["kddcup", "insurance", "spiked"]
 def save(fig, out: Path, name: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.png"
-    fig.savefig(path, dpi=130, bbox_inches="tight")
+    fig.text(1.0, 0.0, SCALE["text"], ha="right", va="top", fontsize=8, color="0.3")
+    fig.savefig(path, dpi=130, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return path
 
@@ -125,20 +138,33 @@ def sampler_figure(check, out: Path) -> Path:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default="results", help="results store root (holds records/)")
-    ap.add_argument("--out", default="results/figures", help="where the figures go")
+    ap.add_argument("--tables", default=None,
+                    help="draw from this directory's peers.csv and peers_sampler_check.csv instead of the store")
+    ap.add_argument("--scale", default="quick", help="the scale named on the figures (default quick)")
+    ap.add_argument("--out", default=None, help="where the figures go (default <results>/drawn/peers)")
+    ap.add_argument("--curate", action="store_true", help="allow --out to be a curated (committed) directory")
     args = ap.parse_args(argv)
-    store = ResultStore(args.results)
-    table, check = peers_tables(store)
-    out = Path(args.out)
-    if table.empty and check.empty:
-        print(f"no peers records in {args.results}: run  python run.py experiment=peers  first")
-        return 1
-    if not table.empty:
-        cap = None
+    out = Path(args.out) if args.out else Path(args.results) / "drawn" / "peers"
+    if is_curated(out) and not args.curate:
+        ap.error(f"--out {out} is a curated (committed) directory: written only by scripts/curate.sh")
+    SCALE["text"] = f"scale: {args.scale}"
+    cap = DEFAULT_CAP
+    if args.tables:
+        tdir = Path(args.tables)
+        table = pd.read_csv(tdir / "peers.csv") if (tdir / "peers.csv").exists() else pd.DataFrame()
+        check = (pd.read_csv(tdir / "peers_sampler_check.csv") if (tdir / "peers_sampler_check.csv").exists()
+                 else pd.DataFrame())
+    else:
+        store = ResultStore(args.results)
+        table, check = peers_tables(store)
         recs = store.load(experiment="peers")
         if "diagnostics.timeout_seconds" in recs:
             caps = recs["diagnostics.timeout_seconds"].dropna().unique()
             cap = float(caps.max()) if len(caps) else None
+    if table.empty and check.empty:
+        print(f"no peers records in {args.tables or args.results}: run  python run.py experiment=peers  first")
+        return 1
+    if not table.empty:
         print(table.to_string(index=False))
         print("written:", utility_figure(table, out), time_figure(table, cap, out))
     if not check.empty:

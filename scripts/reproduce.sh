@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
 # end to end, then regenerate every figure and table.
-#   scripts/reproduce.sh quick     # minutes on a 2-core machine (the curated figures come from this)
+#   scripts/reproduce.sh quick     # minutes on a 2-core machine (results/quick is curated from this)
 #   scripts/reproduce.sh paper     # the paper's settings: hours on 2 cores (docs/paper_scale.md, README)
 # Re-running resumes: records already in the results store are skipped.
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
@@ -25,9 +25,10 @@ PY="${PYTHON:-.venv/bin/python}"
 JOBS="${JOBS:-2}"
 GIBBS_SAMPLERS="${GIBBS_SAMPLERS:-gibbs,reference}"
 if [ "$SCALE" = paper ]; then EXTRAS="${EXTRAS:-0}"; else EXTRAS="${EXTRAS:-1}"; fi
-run() { echo "+ run.py $*" >&2; "$PY" run.py "results_dir=$RESULTS" quiet=true "$@" | tail -n 1; }
+# print_record=true: each job prints its result as one JSON line (the last line of its stdout)
+run() { echo "+ run.py $*" >&2; "$PY" run.py "results_dir=$RESULTS" quiet=true print_record=true "$@" | tail -n 1; }
 sweep() { echo "+ run.py -m $*" >&2; "$PY" run.py -m hydra/launcher=local_parallel "hydra.launcher.n_jobs=$JOBS" \
-          "results_dir=$RESULTS" quiet=true "$@" | grep '^{' || true; }
+          "results_dir=$RESULTS" quiet=true print_record=true "$@" | grep '^{' || true; }
 
 have() {  # is the raw data of dataset $1 loadable?
   "$PY" - "$1" <<'PYEOF' 2>/dev/null
@@ -52,7 +53,8 @@ run experiment=sulq_bound
 # beside the Figures 3-4 PPCA groups, which keep JOBS processes busy and split into short jobs, so no
 # core sits idle behind a long single job at the end (measured: the lane is far ahead of the PPCA
 # groups, e.g. Figure 2 and Table 2 done while census PPCA was a fifth done; docs/paper_scale.md).
-bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir=$RESULTS" quiet=true "$@" | grep '^{' || true; }
+bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir=$RESULTS" quiet=true print_record=true "$@" \
+       | grep '^{' || true; }
 (
   gibbs=()
   for ds in insurance kddcup; do [[ " ${uci[*]} " == *" $ds "* ]] && gibbs+=("$ds"); done
@@ -88,7 +90,9 @@ if [ "$EXTRAS" = 1 ]; then
   run experiment=online_regret "scale=$SCALE"
 fi
 "$PY" scripts/summarize_results.py --results "$RESULTS" --scale "$SCALE"
-"$PY" scripts/make_figures.py --results "$RESULTS" --scale "$SCALE"
+# drawn into $RESULTS/drawn/$SCALE; the committed results/quick or results/paper_scale change only
+# through  scripts/curate.sh $SCALE $RESULTS
+"$PY" scripts/make_figures.py --summary "$RESULTS/summary" --results "$RESULTS" --scale "$SCALE"
 elapsed=$(( $(date +%s) - start ))
 msg="reproduction ($SCALE, JOBS=$JOBS, EXTRAS=$EXTRAS) finished in $elapsed s ($(( elapsed / 3600 )) h $(( elapsed % 3600 / 60 )) min) on $(getconf _NPROCESSORS_ONLN) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "$msg" >&2

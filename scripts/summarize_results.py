@@ -3,8 +3,11 @@
 gibbs_traces.csv (see experiments/summary.py).  Rows are merged by record id, so running it again
 after more records were written adds them without duplicates.
 
-    python scripts/summarize_results.py --results /work/paper_results --scale paper
-    python scripts/make_figures.py --summary /work/paper_results/summary --scale paper   # no JSON needed
+    python scripts/summarize_results.py --results STORE --scale paper
+    python scripts/make_figures.py --summary STORE/summary --scale paper   # no JSON needed
+
+The committed summaries (results/quick/summary, results/paper_scale/summary) are written by
+``scripts/curate.sh SCALE STORE``.
 """
 
 from __future__ import annotations

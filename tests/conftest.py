@@ -9,6 +9,21 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_data_cache(tmp_path_factory):
+    """Keep the tests out of the project's data/cache: every load_dataset in the session (and in the
+    subprocesses it starts) caches under a temporary directory, or under $PRIVPCA_TEST_CACHE_DIR
+    when set (a persistent cache for the real data sets, outside the project)."""
+    old = os.environ.get("PRIVPCA_CACHE_DIR")
+    chosen = os.environ.get("PRIVPCA_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("data_cache"))
+    os.environ["PRIVPCA_CACHE_DIR"] = chosen
+    yield Path(chosen)
+    if old is None:
+        os.environ.pop("PRIVPCA_CACHE_DIR", None)
+    else:
+        os.environ["PRIVPCA_CACHE_DIR"] = old
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

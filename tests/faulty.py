@@ -23,3 +23,8 @@ def crashing_mod_sulq(X, k, *, rng, epsilon, delta, clip=False, **params):
     if count == crash_at:
         os._exit(13)          # a worker dying without cleanup, as on SIGKILL or OOM
     return mod_sulq(X, k, rng=rng, epsilon=epsilon, delta=delta, clip=clip, **params)   # e.g. calibration
+
+
+def buggy_mechanism(X, k, *, rng, epsilon, clip=False):
+    """A mechanism with a programming error (a bug, not a user mistake: run.py shows its traceback)."""
+    return len(None)

@@ -182,7 +182,8 @@ def test_available_mechanisms():
 # ---------------------------------------------------------------------------------------------
 
 def test_run_audit_hydra(tmp_path, capsys):
-    base = ["experiment=audit", f"results_dir={tmp_path}", "quiet=true", "experiment.trials=1000"]
+    base = ["experiment=audit", f"results_dir={tmp_path}", "quiet=true", "print_record=true",
+            "experiment.trials=1000"]
     rec = run_audit(compose_cfg(base + ["mechanism=ppca"]))
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for key in ("mechanism", "claimed_epsilon", "delta", "audited_epsilon_lower", "confidence", "trials",

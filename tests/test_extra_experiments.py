@@ -112,6 +112,20 @@ def test_figures_from_a_small_store(tmp_path):
     for name in ("dimension_scaling", "online_regret"):
         for ext in ("png", "pdf"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000
+    # the compact summary alone draws the same figures, byte for byte (the curated quick figures
+    # are drawn from it)
+    from experiments.summary import update_summary
+
+    update_summary(root, tmp_path / "summary")
+    again = subprocess.run([sys.executable, str(REPO / "scripts" / "make_figures.py"), "--summary",
+                            str(tmp_path / "summary"), "--out", str(tmp_path / "again"),
+                            "--only", "dimension_scaling,online_regret"], cwd=REPO, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stderr
+    for name in ("dimension_scaling", "online_regret"):
+        for ext in ("png", "pdf"):
+            assert (tmp_path / "again" / "figures" / f"{name}.{ext}").read_bytes() == \
+                (out / "figures" / f"{name}.{ext}").read_bytes(), name
 
 
 def test_figure_guides_and_labels(tmp_path):
@@ -143,7 +157,8 @@ def test_figure_guides_and_labels(tmp_path):
 def test_single_run_on_spiked(tmp_path, mechanism):
     env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"mechanism={mechanism}", "dataset=spiked",
-                           "scale=smoke", "dataset.size=1500", f"results_dir={tmp_path}", "quiet=true"],
+                           "scale=smoke", "dataset.size=1500", f"results_dir={tmp_path}", "quiet=true",
+                           "print_record=true"],
                           cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -56,9 +56,9 @@ def _classification():
 
 def test_legends_follow_the_paper_order(tmp_path, captured):
     make_figures.utility_vs_n(_utility(["census", "kddcup"]), ["census", "kddcup"], tmp_path, "fig3", "t")
-    for ax in captured[0].axes:
-        labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert labels == ["Non-private PCA", "PPCA", "Random", "MOD-SULQ"]
+    (legend,) = captured[0].legends   # one legend, below the panels
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == ["Non-private PCA", "PPCA", "Random", "MOD-SULQ"]
 
 
 def test_random_and_mod_sulq_stay_distinguishable(tmp_path, captured):
@@ -78,7 +78,8 @@ def test_figure4_says_why_localization_is_missing(tmp_path, captured):
     assert all(p.stat().st_size > 1000 for p in paths)
     ax = captured[0].axes[0]
     text = " ".join(t.get_text() for t in ax.texts)
-    assert "localization" in ax.get_title() and "no data" in text and "ConfLongDemo_JSI.txt" in text
+    assert "localization" in ax.get_title() and "not available" in text and "ConfLongDemo_JSI.txt" in text
+    assert "MANIFEST" not in text   # a file the repository does not hold
     assert captured[0].axes[1].get_title().startswith("insurance")
 
 
@@ -121,3 +122,66 @@ def test_classification_figure_and_tables(tmp_path, captured):
     q = fn[(fn.dataset == "census") & (fn.scale == "quick") & (fn.d_classified == 512)]
     assert q.accuracy_pct.item() == pytest.approx(94.05) and q.majority_accuracy_pct.item() == 94.0
     assert q.gain_pct.item() == pytest.approx(0.05)
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_figure3_legend_hides_no_curve(tmp_path, captured):
+    """Two points per curve (smoke scale): the legend sits below the panels, outside every axes, so it
+    cannot cover the non-private line along the top."""
+    df = _utility(["census", "kddcup"]).assign(scale="smoke")
+    df.loc[df.mechanism == "pca", "q_F"] = 0.99
+    make_figures.utility_vs_n(df, ["census", "kddcup"], tmp_path, "fig3", "Figure 3")
+    fig = captured[0]
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    box = legend.get_window_extent()
+    assert not any(_overlap(box, ax.get_window_extent()) for ax in fig.axes)
+    assert "scale: smoke" in fig._suptitle.get_text()
+
+
+def test_title_mentions_only_the_offsets_of_curves_it_draws(tmp_path, captured):
+    make_figures.utility_vs_n(_utility(["census"], mechs=("ppca", "my_gauss")), ["census"], tmp_path, "f", "Mine")
+    assert "offset" not in captured[0]._suptitle.get_text()
+    make_figures.utility_vs_n(_utility(["census"]), ["census"], tmp_path, "g", "Figure 3")
+    assert "Random and MOD-SULQ offset slightly in n" in captured[1]._suptitle.get_text()
+
+
+@pytest.mark.parametrize("ns", [[500, 5000], [500, 700, 1000, 1500, 2200, 3300, 5000],
+                                list(np.unique(np.geomspace(1000, 494021, 10).astype(int)))])
+def test_n_tick_labels_never_collide(tmp_path, captured, ns):
+    rows = [{"experiment": "utility_vs_n", "dataset": "gaussian10", "split": None, "mechanism": m, "n": int(n),
+             "k": 2, "q_F": 0.5} for m in ("ppca", "my_gauss") for n in ns]
+    make_figures.utility_vs_n(pd.DataFrame(rows), ["gaussian10"], tmp_path, "own", "Mine")
+    fig = captured[0]
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True) if t.get_text() and t.get_visible()]
+    boxes = [t.get_window_extent() for t in labels]
+    assert len(labels) >= 2 and max(float(n) for n in ns) in ax.get_xticks()
+    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def _fig2_records():
+    rows = []
+    for ds, d, k in (("kddcup", 116, 4), ("insurance", 150, 11)):
+        for sampler in ("reference", "gibbs"):
+            T = np.arange(10, 410, 10)
+            rows.append({"experiment": "gibbs_convergence", "dataset": ds, "sampler": sampler, "k": k, "d": d,
+                         "n": 1000, "epsilon": 0.1, "scale": "smoke", "timestamp": "t", "sweeps_per_iteration": 2,
+                         "traces.iterations": T, "traces.log_F": [np.log(1 / np.sqrt(T)) + c for c in (0, 0.1)]})
+    return pd.DataFrame(rows)
+
+
+def test_figure2_legend_leaves_the_traces_visible_and_the_y_label_is_written_out(tmp_path, captured):
+    make_figures.fig2(_fig2_records(), tmp_path)
+    fig = captured[0]
+    fig.canvas.draw()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        assert not _overlap(legend.get_window_extent(), ax.get_window_extent())   # below the panel
+        label = ax.get_ylabel()
+        assert label != "log F_k^i(T)" and "\\log" in label and "\\sqrt{k}" in label   # typeset, defined
+    assert "scale: smoke" in fig._suptitle.get_text()

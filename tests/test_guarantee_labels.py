@@ -66,7 +66,9 @@ def _store(root: Path) -> ResultStore:
 
 
 def _legend_labels(fig) -> list[str]:
-    return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    """Labels of the axes' legends and of the figure's (Figures 3-4 have one legend below the panels)."""
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    return [t.get_text() for lg in legends for t in lg.get_texts()]
 
 
 def test_figures_and_table2_label_nominal_epsilon(tmp_path):

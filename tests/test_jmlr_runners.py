@@ -168,10 +168,11 @@ def test_figures_from_a_small_store(tmp_path):
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "make_figures.py"), "--results", str(tmp_path)],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    drawn = tmp_path / "drawn" / "all"   # the default --out: inside the store, never a curated directory
     for name in ("fig1", "fig2", "fig3", "fig4", "fig5"):
         for ext in ("png", "pdf"):
-            assert (tmp_path / "figures" / f"{name}.{ext}").stat().st_size > 1000
-    t2 = pd.read_csv(tmp_path / "tables" / "table2.csv")
+            assert (drawn / "figures" / f"{name}.{ext}").stat().st_size > 1000
+    t2 = pd.read_csv(drawn / "tables" / "table2.csv")
     assert set(t2.mechanism) == {"pca", "ppca"}
     assert t2.loc[t2.mechanism == "pca", "paper_accuracy_pct"].item() == 98.97
     assert t2.loc[t2.mechanism == "pca", "accuracy_pct"].item() == pytest.approx(98.5)
@@ -195,7 +196,7 @@ def test_figure_axes_are_labelled(tmp_path):
     for fig in captured:
         for ax in fig.axes:
             assert ax.get_xlabel() and ax.get_ylabel()
-            assert ax.get_legend() is not None
+            assert ax.get_legend() is not None or fig.legends   # Figures 3-4: one legend below the panels
 
 
 @pytest.mark.parametrize("launcher", ["submitit_test", "local_parallel"])

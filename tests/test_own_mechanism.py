@@ -68,7 +68,7 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE), str(REPO)]))
     sweep = [sys.executable, "run.py", "-m", "--config-dir", "examples/my_mechanism/conf",
              "experiment=utility_vs_n", "dataset=gaussian10", "scale=smoke", "mechanism=ppca,my_gauss",
-             f"results_dir={results}", "progress=false", "quiet=true"]
+             f"results_dir={results}", "progress=false", "quiet=true", "print_record=true"]
     proc = subprocess.run(sweep, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summaries = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -87,7 +87,8 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
 
     # a stored run of the outside mechanism re-runs bit for bit (the record holds the resolved _target_)
     rid = mine.sort_values("n").record_id.iloc[-1]
-    rerun = subprocess.run([sys.executable, "run.py", f"results_dir={results}", f"+rerun={rid}", "quiet=true"],
+    rerun = subprocess.run([sys.executable, "run.py", f"results_dir={results}", f"+rerun={rid}", "quiet=true",
+                            "print_record=true"],
                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert json.loads(rerun.stdout.strip().splitlines()[-1])["reproduced"] is True

@@ -95,6 +95,13 @@ def test_timeout_before_the_peer_states_its_accounting_certifies_nothing(fake_pe
     assert "before the peer stated" in out.guarantee.note
 
 
+def test_a_timeout_is_said_on_the_terminal(fake_peer, small_data, capsys):
+    fake_peer(sleep_before_plan=120)
+    diffprivlib_pca(small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE)
+    err = capsys.readouterr().err
+    assert "diffprivlib_pca: timed out after 2 s" in err
+
+
 def test_peer_failure_is_an_error_not_a_record(fake_peer, small_data):
     fake_peer(fail=True)
     with pytest.raises(PeerError, match="fake failure"):

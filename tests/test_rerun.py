@@ -39,6 +39,8 @@ def shell_env(**extra) -> dict:
 
 
 def run_py(args, env=None, check=True):
+    if any(a.startswith("+rerun=") for a in args):
+        args = [*args, "print_record=true"]   # the rerun's result as a JSON line on stdout
     proc = subprocess.run([sys.executable, str(REPO / "run.py"), *args], cwd=REPO, capture_output=True,
                           text=True, env=env or shell_env(), timeout=600)
     if check and proc.returncode != 0:
@@ -119,7 +121,7 @@ def test_tampered_record_exits_non_zero_with_one_line_naming_the_field(tmp_path,
     copy_record(stored, tampered, q_F=stored["q_F"] + 1e-3)
     task = report_user_errors(run_experiment)  # what run.py runs (the subprocess test below runs run.py)
     with pytest.raises(SystemExit) as exit_status:
-        task(compose_cfg([f"results_dir={tampered}", f"+rerun={record['record_id']}", "quiet=true"]))
+        task(compose_cfg([f"results_dir={tampered}", f"+rerun={record['record_id']}", "print_record=true"]))
     assert exit_status.value.code != 0
     out, err = capsys.readouterr()
     (line,) = err.strip().splitlines()
@@ -143,7 +145,7 @@ def test_record_without_thread_count_that_does_not_reproduce_says_so(two_thread_
     _, record = two_thread_record
     legacy = tmp_path / "legacy"
     copy_record({k: v for k, v in record.items() if k != "provenance"}, legacy)
-    cfg = compose_cfg([f"results_dir={legacy}", f"+rerun={record['record_id']}"])
+    cfg = compose_cfg([f"results_dir={legacy}", f"+rerun={record['record_id']}", "print_record=true"])
     with pytest.raises(NotReproduced, match="does not state its BLAS thread count"):
         rerun(cfg)
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["reproduced"] is False
@@ -163,7 +165,7 @@ def test_thread_count_is_not_part_of_the_run_key(two_thread_record, capsys):
     store, record = two_thread_record
     again = in_process_record(store, capsys)
     assert again["record_id"] == record["record_id"] and again["written"] is False
-    assert again["provenance"]["blas_threads"] == 1
+    assert again["provenance"]["blas_threads"] == 2   # the stored record is shown, not recomputed
 
 
 # --- the one line, on records built by hand (no run) ----------------------------------------------

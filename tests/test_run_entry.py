@@ -13,8 +13,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def run(args, tmp_path, check=True):
     env = dict(os.environ, MPLBACKEND="Agg")
-    proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", *args],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+    # print_record=true: the full record as the last stdout line (how scripts read it)
+    proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "print_record=true",
+                           *args], cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
     if check and proc.returncode != 0:
         raise AssertionError(f"run.py failed:\nSTDOUT:\n{proc.stdout}\nSTDERR:\n{proc.stderr}")
     return proc
@@ -117,11 +118,18 @@ def test_refused_input_is_one_line(tmp_path):
 
 
 def test_a_real_bug_still_shows_its_traceback(tmp_path):
-    # an unexpected keyword reaching the mechanism is a programming error, not a user error
-    proc = run(["scale=smoke", "+mechanism.fn.no_such_parameter=1"], tmp_path, check=False)
+    # a mechanism whose code fails is a programming error, not a user error
+    bug = "mechanism.fn._target_=tests.faulty.buggy_mechanism"
+    proc = run(["scale=smoke", bug], tmp_path, check=False)
     assert proc.returncode != 0 and proc.returncode != 2
     assert "TypeError" in proc.stderr
-    full = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke",
-                           "+mechanism.fn.no_such_parameter=1"], cwd=REPO, capture_output=True, text=True,
+    full = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke", bug],
+                          cwd=REPO, capture_output=True, text=True,
                           env=dict(os.environ, HYDRA_FULL_ERROR="1"), timeout=300)
     assert "Traceback" in full.stderr and "TypeError" in full.stderr
+
+
+def test_an_option_the_mechanism_does_not_have_is_named_with_its_options(tmp_path):
+    proc = run(["scale=smoke", "+mechanism.fn.no_such_parameter=1"], tmp_path, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "mechanism.fn.no_such_parameter" in proc.stderr and "sampler" in proc.stderr

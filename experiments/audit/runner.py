@@ -225,5 +225,5 @@ def run_audit(cfg) -> dict:
                  record["claimed_epsilon"], record["delta"], record["neighbouring"], record["audited_epsilon_lower"],
                  record["confidence"], record["trials"], record["seconds"], extra_txt, record["verdict"])
     out = {k: v for k, v in record.items() if k not in ("config",)}
-    emit(out)
+    emit(out, cfg)
     return out

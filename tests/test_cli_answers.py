@@ -1,0 +1,119 @@
+"""What run.py answers a person: one line for a mistake or an interrupt, a short rounded summary per run,
+the stored record on a resume, and the full record for scripts only with print_record=true."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(args, tmp_path, **kw):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke", *args],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300, **kw)
+
+
+def one_line_error(proc, *needles):
+    assert proc.returncode == 2, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout.strip() == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize("override,needles", [
+    ("mechanism.fn.sampler=bogus", ["mechanism.fn.sampler='bogus'", "auto, exact, gibbs, reference"]),
+    ("mechanism.fn.iterations=0", ["mechanism.fn.iterations=0", "integer >= 1"]),
+])
+def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, override, needles):
+    line = one_line_error(run([override], tmp_path), *needles)
+    assert "burn_in" not in line   # a value the user never set
+
+
+def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):
+    line = one_line_error(run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path), "calibration")
+    assert "paper" in line and "tight" in line
+
+
+@pytest.mark.parametrize("override", ["epsilonn=0.1", "+epsilonn=0.5", "++epsilonn=0.5"])
+def test_an_unknown_top_level_key_is_refused_with_the_valid_keys(tmp_path, override):
+    line = one_line_error(run([override], tmp_path), "unknown key 'epsilonn'", "epsilon, delta", "seed")
+    assert not (tmp_path / "records").exists()   # nothing ran with the default epsilon
+
+
+def test_delta_zero_is_refused_by_the_rule_the_mechanisms_use(tmp_path):
+    from mechanisms._base import PrivacyInputError, check_delta
+
+    with pytest.raises(PrivacyInputError):
+        check_delta(0.0)
+    one_line_error(run(["mechanism=mod_sulq", "delta=0"], tmp_path), "delta", "(0, 1)")
+    # a pure epsilon-DP mechanism is held to the same rule: one rule for the key, in one place
+    one_line_error(run(["mechanism=ppca", "delta=0"], tmp_path), "delta", "(0, 1)")
+
+
+def test_a_run_prints_a_short_rounded_summary_and_a_resume_shows_the_stored_record(tmp_path):
+    proc = run(["mechanism=mod_sulq", "n=1000"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert 1 <= len(lines) <= 4 and len(proc.stdout) < 600
+    assert "q_F = 0." in proc.stdout and not any(line.startswith("{") for line in lines)
+    q_printed = proc.stdout.split("q_F = ")[1].split()[0]
+    assert len(q_printed) == len("0.1234")   # rounded
+    (path,) = (tmp_path / "records").glob("*.json")
+    assert str(path) in proc.stdout            # where the full record is
+    stored = json.loads(path.read_text())
+    stored["timestamp"] = "written by the first run"
+    path.write_text(json.dumps(stored))
+    again = run(["mechanism=mod_sulq", "n=1000", "print_record=true"], tmp_path)
+    rec = json.loads(again.stdout.strip().splitlines()[-1])
+    assert rec["written"] is False and rec["timestamp"] == "written by the first run"   # not recomputed
+    assert "already stored" in run(["mechanism=mod_sulq", "n=1000"], tmp_path).stdout
+
+
+def test_print_record_gives_scripts_the_full_record_as_the_last_line(tmp_path):
+    proc = run(["mechanism=mod_sulq", "n=1000", "print_record=true", "quiet=true"], tmp_path)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1
+    rec = json.loads(lines[0])
+    assert rec["mechanism"] == "mod_sulq" and "config" in rec and isinstance(rec["q_F"], float)
+
+
+def test_a_warning_names_the_run_not_a_library_file(tmp_path):
+    """Smoke-scale PPCA (200 iterations) does not pass its convergence check: the warning is one line
+    naming the user's overrides, not a Hydra or library source file."""
+    proc = run(["mechanism=ppca", "n=2000", "seed=4"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warning_lines = [x for x in proc.stderr.splitlines() if "warning" in x.lower()]
+    assert warning_lines, proc.stderr
+    for line in warning_lines:
+        assert "in run [" in line and "n=2000 seed=4" in line
+    assert "site-packages" not in proc.stderr and "target_policy" not in proc.stderr
+
+
+def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
+    args = [sys.executable, str(REPO / "run.py"), "-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2",
+            f"results_dir={tmp_path}", "scale=smoke", "mechanism=ppca", "seed=1,2,3,4,5,6", "ppca_iterations=4000"]
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    # interrupt once the workers are computing (a job has started), as a person would, with ^C to the group
+    deadline = time.monotonic() + 120
+    sweep_dir = tmp_path / "hydra" / "multirun"
+    while time.monotonic() < deadline and not list(sweep_dir.glob("*/*/.hydra")):
+        time.sleep(0.5)
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip() == "interrupted; re-run the same command to resume", err
