@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from experiments.jmlr import require_converged  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
 
 #: line styles of the paper's Figures 3-5 (PCA red solid, PPCA blue dashed, random green, MOD-SULQ purple)
@@ -266,7 +267,7 @@ def table1(df: pd.DataFrame, out: Path):
 
 
 #: the protocol columns of a classification record (experiments.jmlr.classification_protocol)
-PROTOCOL_COLUMNS = ["svm_loss", "feature_scaling", "random_entries", "random_projection"]
+PROTOCOL_COLUMNS = ["classifier", "svm_loss", "feature_scaling", "random_entries", "random_projection"]
 #: records written before these columns existed used LinearSVC's default loss, unscaled features and
 #: the Haar-uniform random subspace (experiments/jmlr.py before the protocol options)
 LEGACY_PROTOCOL = {"svm_loss": "squared_hinge", "feature_scaling": "none", "random_entries": "gaussian",
@@ -285,7 +286,9 @@ def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) 
         d = d[d.dataset.isin(datasets)]
     if d.empty:
         return d
+    require_converged(d)  # a fit stopped at its iteration limit is refused, not averaged
     legacy = d["svm_loss"].isna() if "svm_loss" in d else pd.Series(True, index=d.index)
+    d["classifier"] = d["classifier"].fillna("linear") if "classifier" in d else "linear"
     for col, val in LEGACY_PROTOCOL.items():
         if col not in d:
             d[col] = None
@@ -314,7 +317,7 @@ def table2(df: pd.DataFrame, out: Path):
                       for a, b in zip(g.dataset, g.mechanism)]
     g.loc[g.mechanism == "pca", "guarantee"] = "none (non-private)"
     g["order"] = [TABLE2_ORDER.index(m) if m in TABLE2_ORDER else len(TABLE2_ORDER) for m in g.mechanism]
-    g = g.sort_values(["dataset", "scale", "svm_loss", "feature_scaling", "order"])
+    g = g.sort_values(["dataset", "scale", "classifier", "svm_loss", "feature_scaling", "order"])
     t = g[["dataset", "mechanism", "guarantee", "accuracy_pct", "std_pct", "count", "paper_accuracy_pct",
            "paper_std_pct", "scale", *PROTOCOL_COLUMNS]].rename(columns={"count": "rounds"})
     out.mkdir(parents=True, exist_ok=True)
@@ -334,7 +337,7 @@ def footnote1(df: pd.DataFrame, out: Path):
     if "d_classified" not in d:
         d["d_classified"] = d["d"]
     d["gain"] = d.accuracy - d.majority_accuracy
-    keys = ["dataset", "scale", "svm_loss", "feature_scaling", "d_classified", "mechanism"]
+    keys = ["dataset", "scale", "classifier", "svm_loss", "feature_scaling", "d_classified", "mechanism"]
     g = d.groupby(keys, dropna=False).agg(accuracy_pct=("accuracy", "mean"),
                                           majority_accuracy_pct=("majority_accuracy", "mean"),
                                           gain_pct=("gain", "mean"), gain_sd_pct=("gain", "std"),
@@ -357,7 +360,7 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
     if d.empty:
         return None
     d = d.copy()
-    d["group"] = d.scale + " · " + d.svm_loss + "/" + d.feature_scaling
+    d["group"] = d.scale + " · " + d.classifier + " · " + d.svm_loss + "/" + d.feature_scaling
     if "drop_feature_prefixes" in d:   # e.g. census without its income (label) columns: another group
         dropped = d.drop_feature_prefixes.map(lambda v: ", ".join(v) if isinstance(v, (list, tuple)) else "")
         d["group"] += np.where(dropped != "", " · without " + dropped + "*", "")
@@ -411,7 +414,7 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         handles += [h for h, lab in zip(*ax.get_legend_handles_labels()) if lab == "paper (Table 2)"]
         if ds in FOOTNOTE_DATASETS:
             handles.append(Line2D([], [], color="0.4", lw=2, label="majority label"))
-        ax.legend(handles=handles, fontsize=7, title="scale · loss/scaling", title_fontsize=7)
+        ax.legend(handles=handles, fontsize=7, title="scale · classifier · loss/scaling", title_fontsize=7)
     fig.suptitle("Classification in the k-dimensional subspace (JMLR Table 2; bars: ±1 sd over rounds)", y=1.02)
     return save(fig, out, name)
 
