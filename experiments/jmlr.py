@@ -117,7 +117,17 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
                          f"{cfg.mechanism.name}/{cfg.dataset.name}")
     df = ResultStore(results_root(cfg)).load(experiment="utility_vs_n", dataset=dataset.name,
                                              mechanism=cfg.mechanism.name, scale=cfg.scale.name)
-    return _finish(cfg, "utility_vs_n", written, _summary(df, ["n"]) if len(df) else df)
+    return _finish(cfg, "utility_vs_n", written, _summary(_same_calibration(df, cfg), ["n"]) if len(df) else df)
+
+
+def _same_calibration(df: pd.DataFrame, cfg: DictConfig) -> pd.DataFrame:
+    """The records of ``df`` made with this run's noise calibration (``calibration: paper`` is not in
+    the run key, so its records have none), so that one summary never mixes two noise levels."""
+    col = "run_key.mechanism_params.calibration"
+    calibration = cfg.mechanism.fn.get("calibration", "paper")
+    if col not in df:
+        return df if calibration == "paper" else df.iloc[0:0]
+    return df[df[col].isna()] if calibration == "paper" else df[df[col] == calibration]
 
 
 def _restarts_as_chains(cfg: DictConfig) -> bool:
