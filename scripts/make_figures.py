@@ -364,6 +364,9 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
     if "drop_feature_prefixes" in d:   # e.g. census without its income (label) columns: another group
         dropped = d.drop_feature_prefixes.map(lambda v: ", ".join(v) if isinstance(v, (list, tuple)) else "")
         d["group"] += np.where(dropped != "", " · without " + dropped + "*", "")
+    elif "d_classified" in d:   # a summary keeps no lists: such a run shows as a smaller d
+        several = d.groupby(["dataset", "group"]).d_classified.transform("nunique") > 1
+        d["group"] += np.where(several, " · d = " + d.d_classified.map(lambda v: f"{v:.0f}"), "")
     datasets = [x for x in ["kddcup", "localization", *FOOTNOTE_DATASETS] if x in set(d.dataset)]
     datasets += sorted(set(d.dataset) - set(datasets))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets), 4.2), squeeze=False)

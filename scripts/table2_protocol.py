@@ -302,7 +302,8 @@ def main(argv=None) -> None:
     ap.add_argument("--convergence", action="store_true",
                     help="instead: iterations, convergence, accuracy and time of each linear solver at each C of "
                          "--c-grid (liblinear hinge at each --max-iters, liblinear primal squared hinge, libSVM)")
-    ap.add_argument("--max-iters", nargs="+", type=int, default=[1000, 100000])
+    ap.add_argument("--max-iters", nargs="*", type=int, default=[1000, 100000],
+                    help="--convergence: liblinear hinge iteration limits (none: skip the dual hinge)")
     ap.add_argument("--libsvm-linear", action="store_true", help="--convergence: also libSVM's linear SVC")
     ap.add_argument("--oracle-c", action="store_true",
                     help="instead: test accuracy at each C of --c-grid (hinge, standardised, no CV) and the "
