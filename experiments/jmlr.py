@@ -317,9 +317,9 @@ def log2_grid(spec) -> list[float]:
 
 class SubsetGridRBF:
     """libSVM's workflow for an RBF C-SVC (Hsu, Chang & Lin, "A Practical Guide to Support Vector
-    Classification", sections 3.2 and 8): scale each feature to [-1, 1] on the training rows, choose
-    (C, γ) by ``cv``-fold cross-validation over a base-2 grid on a random subset of at most
-    ``cv_rows`` training rows (the guide's recipe for large training sets), then train on all
+    Classification", sections 2.2 (scaling) and 3.2 (grid search)): scale each feature to [-1, 1] on
+    the training rows, choose (C, γ) by ``cv``-fold cross-validation over a base-2 grid on a random
+    subset of at most ``cv_rows`` training rows (the guide's recipe for large training sets), then train on all
     training rows with the chosen (C, γ).  ``cv_rows=None`` cross-validates on every training row.
     """
 
