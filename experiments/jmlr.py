@@ -254,7 +254,7 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
 
 
 #: Table 2 classifier options (JMLR 2013 section 6.4 says "a linear SVM ... implemented by libSVM")
-CLASSIFIERS = ("rbf", "rbf_default", "linear")
+CLASSIFIERS = ("rbf_default", "rbf", "linear")
 SVM_LOSSES = ("hinge", "squared_hinge")
 FEATURE_SCALINGS = ("none", "standard", "minmax")
 
@@ -426,7 +426,7 @@ def require_converged(records: pd.DataFrame, allow_unconverged: bool = False) ->
         where = ", ".join(f"{d}/{m}: {c}" for (d, m), c in groups.items())
         raise UnconvergedFitError(
             f"{int(bad.sum())} classification record(s) hold SVM fits stopped at their iteration limit ({where}); "
-            "re-run them with a classifier that converges (experiment.classifier=rbf, or linear with "
+            "re-run them with a classifier that converges (experiment.classifier=rbf_default or rbf, or linear with "
             "svm_loss=squared_hinge)")
     return records
 
@@ -434,8 +434,9 @@ def require_converged(records: pd.DataFrame, allow_unconverged: bool = False) ->
 def classification_protocol(cfg: DictConfig) -> dict:
     """The Table-2 protocol fields of ``cfg.experiment`` (all of them go into the run key).
 
-    ``classifier``: ``rbf`` (libSVM's RBF workflow, :class:`SubsetGridRBF`), ``rbf_default``
-    (libSVM's defaults, :func:`rbf_svm_default`) or ``linear`` (:func:`linear_svm_search`).  The
+    ``classifier``: ``rbf_default`` (libSVM's defaults, :func:`rbf_svm_default`; the configured
+    default), ``rbf`` (libSVM's tuning workflow, :class:`SubsetGridRBF`) or ``linear``
+    (:func:`linear_svm_search`).  The
     grid fields of the classifiers not chosen are recorded as None (they do not act); the RBF
     classifiers are libSVM's C-SVC, hinge loss solved to tolerance (``svm_max_iter = -1``).
     ``random_entries`` / ``random_projection`` only act on the ``random`` mechanism and are recorded

@@ -133,10 +133,10 @@ def test_every_protocol_field_is_in_the_run_key(tmp_path):
 
 
 def test_rbf_fields_are_in_the_key_and_linear_fields_do_not_split_it(tmp_path):
-    """The default classifier (libSVM's RBF workflow): its grid, CV subset, folds and scaling split
-    records; the linear SVM's C grid, loss and iteration limit do not act and do not split them."""
+    """libSVM's RBF tuning workflow: its grid, CV subset, folds and scaling split records; the linear
+    SVM's C grid, loss and iteration limit do not act and do not split them."""
     data = _kddcup_like_dir(tmp_path)
-    base = _base(tmp_path, data)
+    base = _base(tmp_path, data) + ["experiment.classifier=rbf"]
     assert run_classification(compose_cfg(base))["records_written"] == 1
     for extra in (["experiment.svm_C_grid=[1.0]"], ["experiment.svm_loss=hinge"], ["experiment.svm_max_iter=5"]):
         assert run_classification(compose_cfg(base + extra))["records_written"] == 0, extra
@@ -169,7 +169,8 @@ def test_random_options_do_not_split_other_mechanisms(tmp_path):
 def test_bad_protocol_values_are_refused(tmp_path):
     data = _kddcup_like_dir(tmp_path)
     for extra, msg in ((["experiment.svm_loss=log"], "svm_loss"), (["experiment.feature_scaling=l2"], "feature_scaling"),
-                       (["experiment.classifier=knn"], "classifier"), (["experiment.svm_log2_C=[3,1,1]"], "log2 grid"),
+                       (["experiment.classifier=knn"], "classifier"),
+                       (["experiment.classifier=rbf", "experiment.svm_log2_C=[3,1,1]"], "log2 grid"),
                        (["experiment.random_entries=beta"], "random_entries"),
                        (["experiment.random_projection=skew"], "random_projection")):
         with pytest.raises(ValueError, match=msg):

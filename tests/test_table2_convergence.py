@@ -133,14 +133,30 @@ def test_unknown_classifier_is_refused():
     Z, y = _overlapping(50)
     with pytest.raises(ValueError, match="classifier"):
         fit_classifier({"classifier": "knn"}, Z, y)
-    assert CLASSIFIERS[0] == "rbf"
+    assert set(CLASSIFIERS) == {"rbf_default", "rbf", "linear"}
 
 
-def test_default_config_is_libsvms_rbf_workflow():
+def test_default_config_is_libsvms_defaults_and_the_grid_is_libsvms_range():
     cfg = compose_cfg(["experiment=classification"])
     e = cfg.experiment
-    assert e.classifier == "rbf" and e.feature_scaling == "minmax" and e.svm_cv_folds == 3
+    assert e.classifier == "rbf_default" and e.feature_scaling == "minmax" and e.svm_cv_folds == 3
     assert list(e.svm_log2_C) == [-5, 15, 4] and list(e.svm_log2_gamma) == [-15, 3, 4] and e.svm_cv_rows == 2000
+
+
+def test_rbf_default_ignores_the_grid_fields(tmp_path):
+    """The default classifier: the grid, the CV subset and the linear fields do not act and do not
+    split its records; its scaling does."""
+    from tests.test_classification_protocol import _base
+
+    data = _kddcup_like_dir(tmp_path)
+    base = _base(tmp_path, data)
+    assert run_classification(compose_cfg(base))["records_written"] == 1
+    for extra in (["experiment.svm_log2_C=[-1,3,2]"], ["experiment.svm_cv_rows=20"], ["experiment.svm_C_grid=[1.0]"],
+                  ["experiment.svm_loss=hinge"]):
+        assert run_classification(compose_cfg(base + extra))["records_written"] == 0, extra
+    assert run_classification(compose_cfg(base + ["experiment.feature_scaling=standard"]))["records_written"] == 1
+    rec = ResultStore(tmp_path / "res").load()
+    assert set(rec.classifier) == {"rbf_default"} and set(rec.svm_C) == {1.0} and rec.svm_converged.all()
 
 
 # --- MOD-SULQ: eq. (5) by default, the original SULQ noise when asked ---------------------------------
