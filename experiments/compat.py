@@ -6,8 +6,8 @@ records are never rewritten; the readers apply these rules instead.
 * Run keys leave out a mechanism parameter at its default when records were written before the
   parameter existed (:data:`UNKEYED_DEFAULTS`: ``calibration: paper``), so those records keep their
   ids.  :func:`keyed_mechanism_params` builds a key; :func:`fill_unkeyed_defaults` reads one back.
-* Classification records written before the protocol columns existed used LinearSVC's default loss,
-  unscaled features and the Haar-uniform random subspace (:data:`LEGACY_PROTOCOL`,
+* Classification records written before the protocol columns existed used a linear SVM (LinearSVC's
+  default loss), unscaled features and the Haar-uniform random subspace (:data:`LEGACY_PROTOCOL`,
   :func:`fill_legacy_protocol`).
 * Records written before the ``guarantee_status`` field: a PPCA record with ``guarantee_exact = False``
   is an MCMC draw, status ``"nominal (MCMC)"`` (:func:`legacy_guarantee_statuses`).
@@ -25,8 +25,8 @@ __all__ = ["LEGACY_PROTOCOL", "UNKEYED_DEFAULTS", "fill_legacy_protocol", "fill_
 UNKEYED_DEFAULTS = {"calibration": "paper"}
 
 #: the protocol of a classification record written before its protocol columns existed
-LEGACY_PROTOCOL = {"svm_loss": "squared_hinge", "feature_scaling": "none", "random_entries": "gaussian",
-                   "random_projection": "orthonormal"}
+LEGACY_PROTOCOL = {"classifier": "linear", "svm_loss": "squared_hinge", "feature_scaling": "none",
+                   "random_entries": "gaussian", "random_projection": "orthonormal"}
 
 
 def keyed_mechanism_params(params: dict) -> dict:
@@ -45,10 +45,14 @@ def fill_legacy_protocol(d: pd.DataFrame) -> pd.DataFrame:
     """Classification records ``d`` (a copy, changed in place) with the protocol columns of
     :data:`LEGACY_PROTOCOL` filled on the records that predate them (no ``svm_loss``)."""
     legacy = d["svm_loss"].isna() if "svm_loss" in d else pd.Series(True, index=d.index)
+    if "classifier" in d:   # records with a loss but no classifier column ran the linear SVM
+        legacy_classifier = d["classifier"].isna()
+    else:
+        legacy_classifier = pd.Series(True, index=d.index)
     for col, val in LEGACY_PROTOCOL.items():
         if col not in d:
             d[col] = None
-        d.loc[legacy, col] = val
+        d.loc[legacy_classifier if col == "classifier" else legacy, col] = val
     return d
 
 

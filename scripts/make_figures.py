@@ -31,6 +31,7 @@ import pandas as pd  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from experiments.compat import fill_legacy_protocol, legacy_guarantee_statuses  # noqa: E402
+from experiments.jmlr import require_converged  # noqa: E402
 from experiments.results import ResultStore  # noqa: E402
 
 #: the curated output directory of each scale (committed; written only by ``--curate``)
@@ -317,7 +318,7 @@ def table1(df: pd.DataFrame, out: Path):
 
 
 #: the protocol columns of a classification record (experiments.jmlr.classification_protocol)
-PROTOCOL_COLUMNS = ["svm_loss", "feature_scaling", "random_entries", "random_projection"]
+PROTOCOL_COLUMNS = ["classifier", "svm_loss", "feature_scaling", "random_entries", "random_projection"]
 #: footnote 1's data sets (accuracy after PCA no better than the majority label)
 FOOTNOTE_DATASETS = ["census", "insurance"]
 
@@ -333,6 +334,7 @@ def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) 
         d = d[d.dataset.isin(datasets)]
     if d.empty:
         return d
+    require_converged(d)  # a fit stopped at its iteration limit is refused, not averaged
     d = fill_legacy_protocol(d)
     for col in PROTOCOL_COLUMNS:
         if col.startswith("random_"):
@@ -359,7 +361,7 @@ def table2(df: pd.DataFrame, out: Path):
                       for a, b in zip(g.dataset, g.mechanism)]
     g.loc[g.mechanism == "pca", "guarantee"] = "none (non-private)"
     g["order"] = [TABLE2_ORDER.index(m) if m in TABLE2_ORDER else len(TABLE2_ORDER) for m in g.mechanism]
-    g = g.sort_values(["dataset", "scale", "svm_loss", "feature_scaling", "order"])
+    g = g.sort_values(["dataset", "scale", "classifier", "svm_loss", "feature_scaling", "order"])
     t = g[["dataset", "mechanism", "guarantee", "accuracy_pct", "std_pct", "count", "paper_accuracy_pct",
            "paper_std_pct", "scale", *PROTOCOL_COLUMNS]].rename(columns={"count": "rounds"})
     out.mkdir(parents=True, exist_ok=True)
@@ -379,7 +381,7 @@ def footnote1(df: pd.DataFrame, out: Path):
     if "d_classified" not in d:
         d["d_classified"] = d["d"]
     d["gain"] = d.accuracy - d.majority_accuracy
-    keys = ["dataset", "scale", "svm_loss", "feature_scaling", "d_classified", "mechanism"]
+    keys = ["dataset", "scale", "classifier", "svm_loss", "feature_scaling", "d_classified", "mechanism"]
     g = d.groupby(keys, dropna=False).agg(accuracy_pct=("accuracy", "mean"),
                                           majority_accuracy_pct=("majority_accuracy", "mean"),
                                           gain_pct=("gain", "mean"), gain_sd_pct=("gain", "std"),
@@ -402,10 +404,13 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
     if d.empty:
         return None
     d = d.copy()
-    d["group"] = d.scale + " · " + d.svm_loss + "/" + d.feature_scaling
+    d["group"] = d.scale + " · " + d.classifier + " · " + d.svm_loss + "/" + d.feature_scaling
     if "drop_feature_prefixes" in d:   # e.g. census without its income (label) columns: another group
         dropped = d.drop_feature_prefixes.map(lambda v: ", ".join(v) if isinstance(v, (list, tuple)) else "")
         d["group"] += np.where(dropped != "", " · without " + dropped + "*", "")
+    elif "d_classified" in d:   # a summary keeps no lists: such a run shows as a smaller d
+        several = d.groupby(["dataset", "group"]).d_classified.transform("nunique") > 1
+        d["group"] += np.where(several, " · d = " + d.d_classified.map(lambda v: f"{v:.0f}"), "")
     datasets = [x for x in ["kddcup", "localization", *FOOTNOTE_DATASETS] if x in set(d.dataset)]
     datasets += sorted(set(d.dataset) - set(datasets))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets), 4.2), squeeze=False)
@@ -456,7 +461,7 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         handles += [h for h, lab in zip(*ax.get_legend_handles_labels()) if lab == "paper (Table 2)"]
         if ds in FOOTNOTE_DATASETS:
             handles.append(Line2D([], [], color="0.4", lw=2, label="majority label"))
-        ax.legend(handles=handles, fontsize=7, title="scale · loss/scaling", title_fontsize=7)
+        ax.legend(handles=handles, fontsize=7, title="scale · classifier · loss/scaling", title_fontsize=7)
     fig.suptitle("Classification in the k-dimensional subspace (JMLR Table 2; bars: ±1 sd over rounds) · "
                  + scale_text(d), y=1.02)
     return save(fig, out, name)

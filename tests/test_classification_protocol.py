@@ -99,12 +99,18 @@ def test_majority_label_accuracy_by_hand():
 def _base(tmp_path, data, mech="random"):
     return ["experiment=classification", f"mechanism={mech}", "scale=smoke", f"data_dir={data}",
             f"results_dir={tmp_path / 'res'}", "quiet=true", "scale.classification.max_rows=null",
-            "experiment.svm_C_grid=[0.1,10.0]"]
+            "experiment.svm_C_grid=[0.1,10.0]", "experiment.svm_log2_C=[-1,3,4]",
+            "experiment.svm_log2_gamma=[-3,1,4]"]
+
+
+LINEAR = ["experiment.classifier=linear", "experiment.svm_loss=hinge", "experiment.feature_scaling=standard"]
+LINEAR_FIELDS = ("classifier", "svm_C_grid", "svm_loss", "feature_scaling", "random_entries", "random_projection",
+                 "svm_max_iter", "svm_cv_folds", "drop_feature_prefixes", "d_classified")
 
 
 def test_every_protocol_field_is_in_the_run_key(tmp_path):
     data = _kddcup_like_dir(tmp_path)
-    base = _base(tmp_path, data)
+    base = _base(tmp_path, data) + LINEAR
     assert run_classification(compose_cfg(base))["records_written"] == 1
     assert run_classification(compose_cfg(base))["records_written"] == 0        # resumed
     for extra in (["experiment.svm_loss=squared_hinge"], ["experiment.feature_scaling=none"],
@@ -116,17 +122,39 @@ def test_every_protocol_field_is_in_the_run_key(tmp_path):
     assert len(df) == 7 and df.record_id.nunique() == 7
     first = df[(df.svm_loss == "hinge") & (df.feature_scaling == "standard") & (df.random_entries == "gaussian")
                & (df.random_projection == "orthonormal") & (df.svm_max_iter == 1000) & (df.svm_cv_folds == 3)]
-    assert len(first) == 1                                  # the defaults, recorded as such
+    assert len(first) == 1 and first.classifier.item() == "linear"
     assert set(df.svm_loss) == {"hinge", "squared_hinge"} and set(df.random_entries) == {"uniform", "gaussian"}
     # an old record (written before these fields existed) has another key, so it is not reused
     key = store.get(first.record_id.item())["run_key"]
-    for name in ("svm_loss", "feature_scaling", "random_entries", "random_projection", "svm_max_iter",
-                 "svm_cv_folds", "drop_feature_prefixes", "d_classified"):
+    for name in LINEAR_FIELDS:
         assert name in key
-    old_key = {k: v for k, v in key.items() if k not in ("svm_loss", "feature_scaling", "random_entries",
-                                                          "random_projection", "svm_max_iter", "svm_cv_folds",
-                                                          "drop_feature_prefixes", "d_classified")}
+    old_key = {k: v for k, v in key.items() if k not in LINEAR_FIELDS}
     assert store.has(key) and not store.has(old_key)
+
+
+def test_rbf_fields_are_in_the_key_and_linear_fields_do_not_split_it(tmp_path):
+    """libSVM's RBF tuning workflow: its grid, CV subset, folds and scaling split records; the linear
+    SVM's C grid, loss and iteration limit do not act and do not split them."""
+    data = _kddcup_like_dir(tmp_path)
+    base = _base(tmp_path, data) + ["experiment.classifier=rbf"]
+    assert run_classification(compose_cfg(base))["records_written"] == 1
+    for extra in (["experiment.svm_C_grid=[1.0]"], ["experiment.svm_loss=hinge"], ["experiment.svm_max_iter=5"]):
+        assert run_classification(compose_cfg(base + extra))["records_written"] == 0, extra
+    for extra in (["experiment.svm_log2_C=[-1,3,2]"], ["experiment.svm_log2_gamma=[-3,-3,1]"],
+                  ["experiment.svm_cv_rows=20"], ["experiment.svm_cv_folds=2"], ["experiment.feature_scaling=standard"],
+                  ["experiment.classifier=rbf_default"]):
+        assert run_classification(compose_cfg(base + extra))["records_written"] == 1, extra
+    df = ResultStore(tmp_path / "res").load()
+    rbf = df[df.classifier == "rbf"]
+    assert len(rbf) == 6 and set(rbf.svm_loss) == {"hinge"} and set(rbf.svm_max_iter) == {-1}
+    assert rbf.svm_C_grid.isna().all() and rbf.svm_converged.all()
+    default = df[df.classifier == "rbf_default"]
+    assert default.svm_C.item() == 1.0 and default.svm_gamma.item() == pytest.approx(1 / 4)   # k = 4 features
+    assert default.svm_fits.item() == 1 and default.feature_scaling.item() == "minmax"
+    # C and gamma are chosen from the configured log2 grids (C in {2^-1, 2^3}, gamma in {2^-3, 2^1})
+    first = rbf[(rbf.svm_cv_rows == 2000) & (rbf.svm_cv_folds == 3) & (rbf.feature_scaling == "minmax")
+                & (rbf.svm_log2_C.map(tuple) == (-1, 3, 4)) & (rbf.svm_log2_gamma.map(tuple) == (-3, 1, 4))].squeeze()
+    assert first.svm_C in (0.5, 8.0) and first.svm_gamma in (0.125, 2.0) and first.svm_fits == 2 * 2 * 3 + 1
 
 
 def test_random_options_do_not_split_other_mechanisms(tmp_path):
@@ -141,6 +169,8 @@ def test_random_options_do_not_split_other_mechanisms(tmp_path):
 def test_bad_protocol_values_are_refused(tmp_path):
     data = _kddcup_like_dir(tmp_path)
     for extra, msg in ((["experiment.svm_loss=log"], "svm_loss"), (["experiment.feature_scaling=l2"], "feature_scaling"),
+                       (["experiment.classifier=knn"], "classifier"),
+                       (["experiment.classifier=rbf", "experiment.svm_log2_C=[3,1,1]"], "log2 grid"),
                        (["experiment.random_entries=beta"], "random_entries"),
                        (["experiment.random_projection=skew"], "random_projection")):
         with pytest.raises(ValueError, match=msg):

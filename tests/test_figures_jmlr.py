@@ -101,10 +101,10 @@ def test_classification_figure_and_tables(tmp_path, captured):
     titles = [ax.get_title() for ax in captured[0].axes]
     assert [t.split(" ")[0] for t in titles] == ["kddcup", "census", "insurance"]
     legend = [t.get_text() for t in captured[0].axes[0].get_legend().get_texts()]
-    assert "paper · hinge/standard" in legend and "quick · hinge/standard" in legend
-    assert "paper · squared_hinge/none" in legend and "paper (Table 2)" in legend   # the legacy record
+    assert "paper · linear · hinge/standard" in legend and "quick · linear · hinge/standard" in legend
+    assert "paper · linear · squared_hinge/none" in legend and "paper (Table 2)" in legend   # the legacy record
     census = [t.get_text() for t in captured[0].axes[1].get_legend().get_texts()]
-    assert "quick · hinge/standard · without income=*" in census and "majority label" in census
+    assert "quick · linear · hinge/standard · without income=*" in census and "majority label" in census
     ticks = {t.get_text().split("\n")[0]: t.get_text() for t in captured[0].axes[0].get_xticklabels()}
     assert "nominal ε (MCMC), not proven" in ticks["PPCA"]          # MCMC PPCA labelled as everywhere
     assert "not proven" not in ticks["MOD-SULQ"] and "not proven" not in ticks["Non-private PCA"]

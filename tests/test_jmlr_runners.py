@@ -236,9 +236,9 @@ def test_classification_runner_and_its_key(tmp_path):
     df = ResultStore(tmp_path / "res").load()
     assert 0.5 <= df.accuracy.item() <= 1.0 and df.positive_label.item() == "normal."
     assert df.n_train.item() == 22 and df.n_test.item() == 203     # 450 -> 225 hold-out, 10% of 225 trains
-    # same settings: resumed; another SVM grid: a different run, recorded separately
+    # same settings: resumed; another feature scaling: a different run, recorded separately
     assert run_classification(compose_cfg(base))["records_written"] == 0
-    assert run_classification(compose_cfg(base + ["experiment.svm_C_grid=[1.0]"]))["records_written"] == 1
+    assert run_classification(compose_cfg(base + ["experiment.feature_scaling=standard"]))["records_written"] == 1
 
 
 def test_gibbs_convergence_runner(tmp_path):
