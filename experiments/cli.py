@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import _thread
 import os
 import sys
 import warnings
@@ -279,6 +280,7 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
     # the environment and matches only that message.
     quiet_tracker = "ignore:resource_tracker:UserWarning"
     os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), quiet_tracker]))
+    sys.unraisablehook = _interrupt_again_hook(sys.unraisablehook)
     try:
         app()
     except KeyboardInterrupt:
@@ -288,6 +290,18 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
             return _interrupted()
         raise
     return 0
+
+
+def _interrupt_again_hook(default: Callable[[Any], None]) -> Callable[[Any], None]:
+    """An unraisable-exception hook for Ctrl-C: a KeyboardInterrupt raised inside a callback Python
+    cannot propagate from (a weakref or ``__del__``) is re-delivered to the main thread instead of being
+    printed as "Exception ignored ..." and lost; every other unraisable exception goes to ``default``."""
+    def hook(unraisable) -> None:
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            _thread.interrupt_main()
+            return
+        default(unraisable)
+    return hook
 
 
 def _interrupted() -> int:

@@ -103,11 +103,12 @@ def test_a_warning_names_the_run_not_a_library_file(tmp_path):
 
 def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
     args = [sys.executable, str(REPO / "run.py"), "-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2",
-            f"results_dir={tmp_path}", "scale=smoke", "mechanism=ppca", "seed=1,2,3,4,5,6", "ppca_iterations=4000"]
+            f"results_dir={tmp_path}", "scale=smoke", "mechanism=ppca", "seed=1,2,3,4,5,6", "ppca_iterations=400000"]
     env = dict(os.environ, MPLBACKEND="Agg")
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
-    # interrupt once the workers are computing (a job has started), as a person would, with ^C to the group
+    # interrupt once the workers are computing (a job has started), as a person would, with ^C to the group;
+    # 400,000 iterations per job keep the sweep running well past the interrupt on an idle machine
     deadline = time.monotonic() + 120
     sweep_dir = tmp_path / "hydra" / "multirun"
     while time.monotonic() < deadline and not list(sweep_dir.glob("*/*/.hydra")):
