@@ -1,5 +1,5 @@
 """One-pass private sketch for PCA, after Upadhyay, "Differentially private linear algebra in the
-streaming model" (2014), sections 3–4 (``/work/shared/papers/002_*``).
+streaming model" (2014), sections 3–4.
 
 **Most symbols of the paper text were lost in extraction.**  What the prose says, and what we
 implement (every reconstruction is flagged; see ``docs/mechanisms_other.md``):

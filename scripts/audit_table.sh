@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates the issue-10 audit table of docs/audit.md (records under $RESULTS, default results/).
+# Regenerates the audit table of docs/audit.md and the README (records under $RESULTS, default results/).
 # Each line is one audit; re-running resumes (records already in the store are not recomputed).
 set -uo pipefail
 R=${RESULTS:-results}
-PY=${PYTHON:-python}
+PY=${PYTHON:-.venv/bin/python}
 run() { nice -n 19 "$PY" run.py experiment=audit results_dir="$R" quiet=true "$@" | tail -1 || echo "FAILED: $*"; }
 # 1. white-box: each Gaussian mechanism (Analyze Gauss at its cap 0.9) and its 25%-cut variant, delta = 0.1
 for m in mod_sulq analyze_gauss noisy_power streaming_power online_pca private_sketch; do
@@ -12,7 +12,7 @@ for m in mod_sulq analyze_gauss noisy_power streaming_power online_pca private_s
 done
 # MOD-SULQ's exact epsilon(delta) is small (0.098): more trials to come within 1.5 of it
 run experiment.mechanism=mod_sulq experiment.mode=whitebox delta=0.1 experiment.trials=100000
-# 2. the search on Singhal-Steinke Algorithm 1 as published (the known-broken variant), issue 10's regime
+# 2. the search on Singhal-Steinke Algorithm 1 as published (the known-broken variant), the regime of its counterexample
 #    (epsilon 1, delta 1e-6): catalogue + random designs, and random designs only; then the same two
 #    searches on the fixed subspace_exact (registry), which must stay at or below its claim.
 for variant in "experiment.variant=unfixed" ""; do

@@ -2,7 +2,7 @@
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
 # end to end, then regenerate every figure and table.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (the curated figures come from this)
-#   scripts/reproduce.sh paper     # the paper's settings: hours on 2 cores (docs/paper_scale.md, README)
+#   scripts/reproduce.sh paper     # the paper's settings: about 1 h 15 min on 2 cores (docs/performance.md)
 # Re-running resumes: records already in the results store are skipped.
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
 # Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
@@ -14,8 +14,9 @@
 set -euo pipefail
 # One BLAS thread per process: the script itself keeps the cores busy with several processes, and
 # OpenBLAS's default (one thread per core, spinning between calls) oversubscribes them.  Measured
-# (2 busy single-thread workers beside a loop of 512 x 512 eigh): with the default threads the eigh
-# loop ran 27x slower and the workers lost a quarter of their throughput (docs/paper_scale.md).
+# (scripts/bench_blas_threads.py: 2 busy single-thread workers beside a loop of 512 x 512 eigh): with
+# one thread the eigh loop ran 5.5x and the workers 1.5x faster than with OpenBLAS's default
+# (docs/performance.md).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
        MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ PYEOF
 }
 uci=()
 for ds in kddcup census localization insurance; do
-  if have "$ds"; then uci+=("$ds"); else echo "skipping $ds: raw data not found (see README, Data)" >&2; fi
+  if have "$ds"; then uci+=("$ds"); else echo "skipping $ds: raw data not found (see docs/data.md)" >&2; fi
 done
 list() { local IFS=,; echo "$*"; }
 cls=()
@@ -51,7 +52,7 @@ run experiment=sulq_bound
 # long single jobs), Table 2 and footnote 1, the non-PPCA curves of Figures 3-4 and Figure 5.  It runs
 # beside the Figures 3-4 PPCA groups, which keep JOBS processes busy and split into short jobs, so no
 # core sits idle behind a long single job at the end (measured: the lane is far ahead of the PPCA
-# groups, e.g. Figure 2 and Table 2 done while census PPCA was a fifth done; docs/paper_scale.md).
+# groups, e.g. Figure 2 and Table 2 done while census PPCA was a fifth done; docs/performance.md).
 bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir=$RESULTS" quiet=true "$@" | grep '^{' || true; }
 (
   gibbs=()

@@ -1,4 +1,4 @@
-"""Utility of the fixed ``subspace_exact`` against the paper's (non-private) Algorithm 1, issue 10.
+"""Utility of the fixed ``subspace_exact`` against the paper's (non-private) Algorithm 1.
 
 Regime of Singhal–Steinke Lemma 4.4 (Problem 4.1), at its worst case (Lemma 4.3 tight): s_* = a
 random k-plane of R^d (k = 2); ℓ rows of s_* on one line L of s_*, n − 2ℓ rows in general position
@@ -11,7 +11,7 @@ For each n the two mechanisms are run ``--trials`` times on one such data set (f
 P[gap + TLap > τ]; paper: ∫ p(x) Π_j F(x + G_* − G_j) dx over the TLap density p and CDF F, by
 quadrature).  Prints a Markdown table and the sample bounds.
 
-    python scripts/subspace_exact_utility.py --epsilon 1 --delta 1e-6 --ell 1 --trials 300
+    .venv/bin/python scripts/subspace_exact_utility.py --epsilon 1 --delta 1e-6 --ell 1 --trials 300
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     b_fixed = exact_min_samples(ell, eps, delta)
     b_paper = paper_exact_min_samples(ell, eps, delta)
     ns = args.n or sorted({int(v) for v in np.linspace(3 * ell + 2, b_paper + 8, 14).round()})
-    print(f"command: python scripts/subspace_exact_utility.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
+    print(f"command: .venv/bin/python scripts/subspace_exact_utility.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
     print(f"eps={eps} delta={delta} ell={ell} k={k} d={args.d} trials={args.trials} seed={args.seed}; "
           f"worst-case Problem 4.1 data (gap = n - 3*ell)")
     _, A = truncated_laplace_params(2.0, eps, delta)

@@ -6,7 +6,7 @@
   and shift the white-box tap measures on the code actually run (:mod:`.whitebox`);
 * :func:`bypass_norm_check` — the row-norm check removed;
 * :func:`unfixed_subspace_exact` — Singhal–Steinke Algorithm 1 exactly as published (not (ε, δ)-DP
-  when a real subspace's score ties with NULL's; issue 10, section 1).
+  when a real subspace's score ties with NULL's; docs/subspace_exact_privacy.md).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def unfixed_subspace_exact() -> Callable[..., MechanismOutput]:
     """Singhal–Steinke Algorithm 1 as published: ``mechanisms.subspace._subspace_exact_paper_unfixed``.
 
     Looked up at call time (another change adds it beside the fixed ``subspace_exact``).  Not (ε, δ)-DP
-    (issue 10, section 1): the search (:mod:`.search`) must catch it without being told the design.
+    (docs/subspace_exact_privacy.md): the search (:mod:`.search`) must catch it without being told the design.
     """
     mod = importlib.import_module("mechanisms.subspace")
     fn = getattr(mod, UNFIXED_SUBSPACE_EXACT, None)
