@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """What tight calibration buys: the paper's noise against the smallest noise for the exact profile.
 
-    .venv/bin/python scripts/plot_calibration.py [--results results/calibration] [--out results/figures]
+    python scripts/plot_calibration.py [--results results/calibration] [--out results/figures]
 
 Reads the results store (records of ``experiment=utility_vs_n`` for pca, random, mod_sulq and
 analyze_gauss on kddcup and census, and ``experiment=dimension_scaling`` for mod_sulq and

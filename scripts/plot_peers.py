@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Figures of the `peers` experiment from the results store (docs/peers.md).
 
-    .venv/bin/python scripts/plot_peers.py [--results results] [--out results/figures]
+    python scripts/plot_peers.py [--results results] [--out results/figures]
 
 Writes ``peers.png`` (q_F/q_F_opt versus n, one panel per dataset and certified ε; a run that hit the
 wall-clock cap is drawn as a cross at the bottom of its panel), ``peers_time.png`` (median wall time
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     table, check = peers_tables(store)
     out = Path(args.out)
     if table.empty and check.empty:
-        print(f"no peers records in {args.results}: run  .venv/bin/python run.py experiment=peers  first")
+        print(f"no peers records in {args.results}: run  python run.py experiment=peers  first")
         return 1
     if not table.empty:
         cap = None

@@ -3,8 +3,8 @@
 gibbs_traces.csv (see experiments/summary.py).  Rows are merged by record id, so running it again
 after more records were written adds them without duplicates.
 
-    .venv/bin/python scripts/summarize_results.py --results STORE --scale paper
-    .venv/bin/python scripts/make_figures.py --summary STORE/summary --scale paper --out OUT   # no JSON needed
+    python scripts/summarize_results.py --results /work/paper_results --scale paper
+    python scripts/make_figures.py --summary /work/paper_results/summary --scale paper   # no JSON needed
 """
 
 from __future__ import annotations

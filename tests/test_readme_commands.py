@@ -144,7 +144,6 @@ def _environment(project: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(project)
     env["MPLBACKEND"] = "Agg"
-    env["PYTHON"] = str(project / ".venv" / "bin" / "python")
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
     return env
