@@ -1,4 +1,4 @@
-"""The audit that searches (issue 10 §4): neighbouring-pair designs and their check, the automatic
+"""The audit that searches: neighbouring-pair designs and their check, the automatic
 search, white-box likelihood-ratio audits with the exact ε(δ) beside them, and a smoke-scale audit of
 the known-broken variants (each must be caught)."""
 
@@ -179,8 +179,9 @@ def test_unfixed_variant_lookup(monkeypatch):
 
 
 def test_search_catches_unfixed_subspace_exact(unfixed_available):
-    """Issue 10 §1's family (ε = 1, δ = 1e-6): the search, told only the relation and the mechanism's
-    public NULL score (through its catalogue), must certify ε_lower > 1 on fresh trials."""
+    """The counterexample family of docs/subspace_exact_privacy.md (ε = 1, δ = 1e-6): the search,
+    told only the relation and the mechanism's public NULL score (through its catalogue), must
+    certify ε_lower > 1 on fresh trials."""
     r = search_audit(unfixed_subspace_exact(), epsilon=1.0, delta=1e-6, calibration_trials=60, trials=300,
                      n_random=0, seed=0)
     assert r["violation"] and r["audited_epsilon_lower"] > 1.0, r["leaderboard"]
