@@ -8,11 +8,12 @@ command shown there is shortened here:
 * ``.venv/bin/python`` is the interpreter running this test (under ``make test``, that very file).
 * ``make run [ARGS="..."]`` runs as ``.venv/bin/python run.py ...`` (the Makefile's recipe, checked
   below); ``make test`` is the command that runs this test and is not run again.
-* Smoke scale: an HTML comment ``<!-- smoke: COMMAND => SMOKE FORM -->`` in the README replaces
+* Smoke scale: an HTML comment ``<!-- smoke: COMMAND => SMOKE FORM -->`` on a line of its own replaces
   COMMAND (its text with continuation lines joined by one space) by SMOKE FORM.  Otherwise a
   ``run.py`` command runs with ``scale=smoke`` (replacing any ``scale=``) and
   ``scripts/reproduce.sh quick|paper`` runs as ``scripts/reproduce.sh smoke`` and a script's
-  ``--scale quick|paper`` as ``--scale smoke``.
+  ``--scale quick|paper`` as ``--scale smoke``.  A smoke form identical to an earlier command's runs
+  once.
 * All commands run in order, in one temporary copy of the repository's files (without ``.git``,
   ``.venv``, ``data/`` and the results store), with ``/tmp/`` in a command moved into the temporary
   directory: the repository itself is never written.
@@ -35,7 +36,7 @@ import pytest
 from conftest import REPO, require_real_data
 
 README = REPO / "README.md"
-SMOKE_NOTE = re.compile(r"<!--\s*smoke:\s*(.+?)\s*=>\s*(.+?)\s*-->", re.S)
+SMOKE_NOTE = re.compile(r"^<!--\s*smoke:\s*(.+?)\s*=>\s*(.+?)\s*-->", re.S | re.M)
 BLOCK = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 REAL_DATA = re.compile(r"dataset=\S*\b(kddcup|census|insurance|localization)\b|reproduce\.sh|"
                        r"experiment=(table1|classification|gibbs_convergence|utility_vs_n|peers)\b|"
@@ -112,11 +113,12 @@ def smoke_form(command: str, notes: dict[str, str]) -> str | None:
 def _cases():
     text = README.read_text()
     notes = smoke_notes(text)
-    cases = []
+    cases, seen = [], set()
     for i, (kind, command) in enumerate(readme_commands(text)):
         run_as = command if kind == "python" else smoke_form(command, notes)
-        if run_as is None:
+        if run_as is None or run_as in seen:
             continue
+        seen.add(run_as)
         label = f"{i:02d}-" + re.sub(r"\W+", "_", command.splitlines()[0])[:60]
         marks = [pytest.mark.slow, pytest.mark.realdata] if REAL_DATA.search(run_as) else []
         cases.append(pytest.param(kind, command, run_as, id=label, marks=marks))
