@@ -151,7 +151,7 @@ def test_model_event_expected_bound_is_below_exact():
 
 def test_whitebox_correct_mechanism_is_tight_and_within_claim():
     """Streaming power method at (2, 0.1): exact ε(δ) of its noisy product ≈ 0.75.  With 6,000 runs per
-    dataset the expected certified bound is ≈ 0.9 × exact; the test asks for ≥ exact / 1.5 (the issue's
+    dataset the expected certified bound is ≈ 0.9 × exact; the test asks for ≥ exact / 1.5 (the audit's
     target) and ≤ the claim (a correct mechanism)."""
     r = whitebox_audit("streaming_power", epsilon=2.0, delta=0.1, trials=6000, seed=0)
     assert r["exact_epsilon"] == pytest.approx(gaussian_epsilon_for_delta(r["mu"], 0.1), rel=1e-9)
