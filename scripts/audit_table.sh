@@ -4,7 +4,7 @@
 set -uo pipefail
 R=${RESULTS:-results}
 PY=${PYTHON:-.venv/bin/python}
-run() { nice -n 19 "$PY" run.py experiment=audit results_dir="$R" quiet=true "$@" | tail -1 || echo "FAILED: $*"; }
+run() { nice -n 19 "$PY" run.py experiment=audit results_dir="$R" print_record=true "$@" | tail -1 || echo "FAILED: $*"; }
 # 1. white-box: each Gaussian mechanism (Analyze Gauss at its cap 0.9) and its 25%-cut variant, delta = 0.1
 for m in mod_sulq analyze_gauss noisy_power streaming_power online_pca private_sketch; do
   run experiment.mechanism=$m experiment.mode=whitebox delta=0.1 experiment.trials=20000
