@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the audit table of docs/audit.md and the README (records under $RESULTS, default results/).
 # Each line is one audit; re-running resumes (records already in the store are not recomputed).
+PYTHON="${PYTHON:-.venv/bin/python}"   # the project's interpreter unless PYTHON names another
 set -uo pipefail
 R=${RESULTS:-results}
-PY=${PYTHON:-.venv/bin/python}
-run() { nice -n 19 "$PY" run.py experiment=audit results_dir="$R" print_record=true "$@" | tail -1 || echo "FAILED: $*"; }
+PY=${PYTHON:-python}
+run() { nice -n 19 "$PY" run.py experiment=audit results_dir="$R" quiet=true "$@" | tail -1 || echo "FAILED: $*"; }
 # 1. white-box: each Gaussian mechanism (Analyze Gauss at its cap 0.9) and its 25%-cut variant, delta = 0.1
 for m in mod_sulq analyze_gauss noisy_power streaming_power online_pca private_sketch; do
   run experiment.mechanism=$m experiment.mode=whitebox delta=0.1 experiment.trials=20000
