@@ -179,6 +179,22 @@ def test_readme_has_commands_and_one_python_form():
             assert not re.match(r"python3? (run\.py|scripts/|-m )", code), f"bare python in README: {code}"
 
 
+def test_readme_scripts_run_the_project_python():
+    """A shell script the README runs calls Python as ``.venv/bin/python`` unless ``PYTHON`` says
+    otherwise: a bare ``python`` fails without an activated environment (and a smoke form may not
+    run the script itself)."""
+    text = README.read_text()
+    scripts = {m for _, c in readme_commands(text) for m in re.findall(r"scripts/[\w.-]+\.sh", c)}
+    assert scripts, "the README runs no shell script"
+    for name in sorted(scripts):
+        path = REPO / name
+        if not path.exists():
+            continue  # the command itself fails in test_readme_command_runs
+        body = path.read_text()
+        if "python" in body.replace("#!/usr/bin/env bash", ""):
+            assert re.search(r"PYTHON:?[-=]\.venv/bin/python", body), f"{name} does not default to .venv/bin/python"
+
+
 def test_every_smoke_note_matches_a_command():
     """A smoke note whose command left the README would silently stop shortening anything."""
     text = README.read_text()
