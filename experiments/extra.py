@@ -1,4 +1,4 @@
-"""Runners for the experiments beyond the JMLR paper (issue 5).
+"""Runners for the experiments beyond the JMLR paper.
 
 * :func:`run_dimension_scaling` -- sample complexity versus dimension on the Hardt-Price spiked
   covariance model: for every d of a grid, the smallest n (on a doubling grid) at which the

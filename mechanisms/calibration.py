@@ -14,7 +14,7 @@ that only make sense with one mechanism's parameters sit with that mechanism:
 ``noisy_power.noisy_power_noise_scale`` / ``_row_noise_scale`` / ``_zcdp_noise_scale`` /
 ``_laplace_scale`` (HP14), ``streaming_power.streaming_power_noise_scale``,
 ``online_pca.algorithm1_noise_scale`` / ``tree_node_noise_scale`` (DTTZ14 §4),
-``private_sketch.private_sketch_lift`` (U18), ``subspace.truncated_laplace_params`` /
+``private_sketch.private_sketch_lift`` (U14), ``subspace.truncated_laplace_params`` /
 ``stable_histogram_threshold`` (SS21).
 """
 
@@ -133,7 +133,7 @@ def ppca_concentration(n: int, epsilon: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Generic Gaussian calibration (classical and zCDP), shared by the mechanisms of HP14, DTTZ14 §4, U18
+# Generic Gaussian calibration (classical and zCDP), shared by the mechanisms of HP14, DTTZ14 §4, U14
 # ---------------------------------------------------------------------------------------------
 
 # The two Bun–Steinke conversions below are kept by hand on purpose: they DEFINE the default

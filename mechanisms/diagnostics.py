@@ -21,7 +21,7 @@ __all__ = ["f_k_statistic", "f_k_trace", "split_rhat", "ess", "summarize_chains"
            "RHAT_THRESHOLD", "MIN_ESS"]
 
 #: Vehtari et al. (2021) recommend R̂ < 1.01 for the rank-normalised split-R̂
-#: (the old 1.1 / 1.05 thresholds miss real non-convergence with 4 chains).
+#: (the traditional 1.1 / 1.05 thresholds miss real non-convergence with 4 chains).
 RHAT_THRESHOLD = 1.01
 #: Vehtari et al. (2021) recommend bulk-ESS > 100 per chain (400 for 4 chains) so
 #: that R̂ and the ESS estimate themselves are reliable.

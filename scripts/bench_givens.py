@@ -1,6 +1,6 @@
 """Benchmark of the fast chain's kernel parts, as paired ratios measured in one run.
 
-  python scripts/bench_givens.py --data-dir $PRIVPCA_DATA_DIR [--datasets census insurance kddcup]
+  .venv/bin/python scripts/bench_givens.py --data-dir $PRIVPCA_DATA_DIR [--datasets census insurance kddcup]
 
 For each data set at the smallest and the largest n of the Figures 3-4 grid (ε = 0.1, B = n ε/2 A in
 its eigenbasis), after 200 equilibrating iterations:

@@ -66,7 +66,7 @@ def synthetic_spectrum(d: int, k: int, top_sum: float) -> np.ndarray:
 def spectrum_for(name, d, k, top_sum, data_dir):
     if data_dir is not None:
         try:
-            from experiments.datasets import load_dataset  # lazy: written by another engineer
+            from experiments.datasets import load_dataset  # lazy: only the real-data benchmark needs it
             ds = load_dataset(name, data_dir=data_dir)
             X = np.asarray(ds.X, dtype=np.float64)
             return np.linalg.eigvalsh(X.T @ X / X.shape[0])[::-1], X.shape[0], "real"

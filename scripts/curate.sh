@@ -8,12 +8,12 @@
 # checked against the summary (tests/test_curated_outputs.py).  Quick scale also redraws the peers
 # figures from the committed peers tables.  Nothing else writes into results/quick or
 # results/paper_scale: run.py and scripts/make_figures.py without --curate write elsewhere.
-# Environment: PYTHON (default python).
+# Environment: PYTHON (default .venv/bin/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE="${1:?usage: scripts/curate.sh quick|paper [STORE]}"
 STORE="${2:-}"
-PY="${PYTHON:-python}"
+PY="${PYTHON:-.venv/bin/python}"
 case "$SCALE" in
   quick) DIR=results/quick ;;
   paper) DIR=results/paper_scale ;;

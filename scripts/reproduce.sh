@@ -8,14 +8,16 @@
 # Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
 #   GIBBS_SAMPLERS (Figure 2 samplers, default gibbs,reference),
 #   EXTRAS (1 = also the beyond-the-paper experiments; default 1 for quick, 0 for paper),
+#   DATASETS (comma-separated UCI data sets to run; default kddcup,census,localization,insurance),
 #   PPCA_SWEEPS (Givens sweeps per iteration of the Figures 3-4 PPCA chains; default: the scale's
 #   ppca_sweeps_per_iteration: 1 at paper scale; see docs/sampler.md for the mixing measurements).
 # The total wall time is printed and written to $RESULTS_DIR/wall_time_<scale>.txt.
 set -euo pipefail
 # One BLAS thread per process: the script itself keeps the cores busy with several processes, and
 # OpenBLAS's default (one thread per core, spinning between calls) oversubscribes them.  Measured
-# (2 busy single-thread workers beside a loop of 512 x 512 eigh): with the default threads the eigh
-# loop ran 27x slower and the workers lost a quarter of their throughput (docs/paper_scale.md).
+# (scripts/bench_blas_threads.py: 2 busy single-thread workers beside a loop of 512 x 512 eigh): with
+# one thread the eigh loop ran 5.5x and the workers 1.5x faster than with OpenBLAS's default
+# (docs/performance.md).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
        MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 cd "$(dirname "$0")/.."
@@ -38,8 +40,10 @@ load_dataset(sys.argv[1], download=False)
 PYEOF
 }
 uci=()
+DATASETS="${DATASETS:-kddcup,census,localization,insurance}"
 for ds in kddcup census localization insurance; do
-  if have "$ds"; then uci+=("$ds"); else echo "skipping $ds: raw data not found (see README, Data)" >&2; fi
+  [[ ",$DATASETS," == *",$ds,"* ]] || continue
+  if have "$ds"; then uci+=("$ds"); else echo "skipping $ds: raw data not found (see docs/data.md)" >&2; fi
 done
 list() { local IFS=,; echo "$*"; }
 cls=()

@@ -153,7 +153,7 @@ def test_model_event_expected_bound_is_below_exact():
 
 def test_whitebox_correct_mechanism_is_tight_and_within_claim():
     """Streaming power method at (2, 0.1): exact ε(δ) of its noisy product ≈ 0.75.  With 6,000 runs per
-    dataset the expected certified bound is ≈ 0.9 × exact; the test asks for ≥ exact / 1.5 (the issue's
+    dataset the expected certified bound is ≈ 0.9 × exact; the test asks for ≥ exact / 1.5 (the audit's
     target) and ≤ the claim (a correct mechanism)."""
     r = whitebox_audit("streaming_power", epsilon=2.0, delta=0.1, trials=6000, seed=0)
     assert r["exact_epsilon"] == pytest.approx(gaussian_epsilon_for_delta(r["mu"], 0.1), rel=1e-9)
@@ -181,8 +181,9 @@ def test_unfixed_variant_lookup(monkeypatch):
 
 
 def test_search_catches_unfixed_subspace_exact(unfixed_available):
-    """Issue 10 §1's family (ε = 1, δ = 1e-6): the search, told only the relation and the mechanism's
-    public NULL score (through its catalogue), must certify ε_lower > 1 on fresh trials."""
+    """The counterexample family of docs/subspace_exact_privacy.md (ε = 1, δ = 1e-6): the search,
+    told only the relation and the mechanism's public NULL score (through its catalogue), must
+    certify ε_lower > 1 on fresh trials."""
     r = search_audit(unfixed_subspace_exact(), epsilon=1.0, delta=1e-6, calibration_trials=60, trials=300,
                      n_random=0, seed=0)
     assert r["violation"] and r["audited_epsilon_lower"] > 1.0, r["leaderboard"]

@@ -130,7 +130,7 @@ def test_mod_sulq_tight(eps, delta):
 
 
 def test_mod_sulq_gain_is_about_d_over_sqrt2():
-    # the estimate: eq. (5) is conservative by roughly (d + 1)/sqrt(2) in sigma
+    # eq. (5) is conservative by roughly (d + 1)/sqrt(2) in sigma
     for d in (10, 100, 1000):
         ratio = mod_sulq_noise_scale(10_000, d, 0.5, 1e-5) / mod_sulq_noise_scale_tight(10_000, 0.5, 1e-5)
         assert 0.5 * (d + 1) / math.sqrt(2) < ratio < 3 * (d + 1) / math.sqrt(2)
@@ -271,7 +271,7 @@ def test_sketch_lift_tight_is_the_smallest_lift(eps, delta, r):
 
 
 def test_sketch_lift_tight_matches_the_measured_value_and_gain():
-    # the outside measurement: w ~ 2.65 at eps = 2, delta = 1e-5, r = 11, against 1,547
+    # an independent computation gives w ~ 2.65 at eps = 2, delta = 1e-5, r = 11, against 1,547
     w = sketch_lift_tight(2.0, 1e-5, 11)
     assert w == pytest.approx(2.65, abs=0.01)
     assert private_sketch_lift(2.0, 1e-5, 11) == pytest.approx(1547, abs=1)

@@ -1,4 +1,4 @@
-"""ppca_restarts: the restarts of one (n, subset) run as the chains of one call (issue 11, section 3)."""
+"""ppca_restarts: the restarts of one (n, subset) run as the chains of one call."""
 
 import warnings
 

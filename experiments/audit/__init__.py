@@ -1,4 +1,4 @@
-"""Empirical privacy audit: statistically valid LOWER bounds on a mechanism's ε (issue 6; issue 10 §4).
+"""Empirical privacy audit: statistically valid LOWER bounds on a mechanism's ε.
 
 One module per concern:
 
