@@ -23,7 +23,7 @@ the types :mod:`mechanisms` exports).  The contract (docs/own_mechanism.md):
 4. **Orthonormal output** — a finite ``d x k`` matrix with orthonormal columns, or ``None`` (⊥) with
    status ``"bottom"``.
 5. **Audit** — a statistical lower bound on ε from many runs on neighbouring datasets must not
-   exceed the claim.  The search audit of ``experiments.audit`` (issue "privacy claims") is used
+   exceed the claim.  The search audit of ``experiments.audit`` is used
    when it is importable, with a small trial budget; otherwise the fixed-design audit
    (:func:`experiments.audit.audit_mechanism`); if neither imports, this part is reported as
    skipped with the reason.  A small budget only catches gross violations (the bound cannot exceed

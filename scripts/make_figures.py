@@ -467,7 +467,7 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
     return save(fig, out, name)
 
 
-#: colours of the issue-5 mechanisms (the JMLR ones keep STYLE's)
+#: colours of the mechanisms beyond the JMLR paper (the JMLR ones keep STYLE's)
 EXTRA_COLORS = {"analyze_gauss": "tab:olive", "noisy_power": "tab:orange", "subspace_approx": "tab:cyan",
                 "subspace_exact": "tab:brown", "private_sketch": "tab:pink", "streaming_power": "tab:gray",
                 "online_pca": "tab:gray"}

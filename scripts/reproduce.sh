@@ -2,7 +2,7 @@
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
 # end to end, then regenerate every figure and table.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (results/quick is curated from this)
-#   scripts/reproduce.sh paper     # the paper's settings: hours on 2 cores (docs/paper_scale.md, README)
+#   scripts/reproduce.sh paper     # the paper's settings: hours on 2 cores (docs/performance.md, README)
 # Re-running resumes: records already in the results store are skipped.
 # Needs PRIVPCA_DATA_DIR (raw UCI files); datasets whose files are missing are skipped with a note.
 # Environment: RESULTS_DIR (default results), PYTHON, JOBS (processes, default 2),
@@ -56,7 +56,7 @@ run experiment=sulq_bound
 # long single jobs), Table 2 and footnote 1, the non-PPCA curves of Figures 3-4 and Figure 5.  It runs
 # beside the Figures 3-4 PPCA groups, which keep JOBS processes busy and split into short jobs, so no
 # core sits idle behind a long single job at the end (measured: the lane is far ahead of the PPCA
-# groups, e.g. Figure 2 and Table 2 done while census PPCA was a fifth done; docs/paper_scale.md).
+# groups, e.g. Figure 2 and Table 2 done while census PPCA was a fifth done; docs/performance.md).
 bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir=$RESULTS" quiet=true print_record=true "$@" \
        | grep '^{' || true; }
 (

@@ -1,5 +1,5 @@
-"""Issue-5 experiments end to end at scale=smoke: dimension scaling, online regret, their figures, and
-single runs of the six issue-5 mechanisms through run.py on the spiked data set."""
+"""The experiments beyond the paper end to end at scale=smoke: dimension scaling, online regret, their figures, and
+single runs of the six mechanisms beyond the JMLR paper through run.py on the spiked data set."""
 
 import json
 import os

@@ -49,9 +49,10 @@ def test_registered_mechanism_takes_X_first(name):
     assert params[:2] == ["X", "k"], f"{name}: {params[:2]}"
 
 
-def test_examples_use_the_public_surface():
+def test_documents_and_examples_use_the_public_surface():
     # users are taught the package's exports, not its private modules
-    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "examples").rglob("*.py"))
+    places = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").rglob("*.py"))]
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in places
                  for i, line in enumerate(p.read_text().splitlines(), 1) if "mechanisms._base" in line]
     assert not offenders, offenders
 

@@ -83,7 +83,7 @@ def test_rerun_unknown_record_fails_clearly(tmp_path):
     assert proc.returncode != 0 and "no record" in proc.stderr
 
 
-# --- the command line answers like Hydra and a person expect (issue 12, section 4) -----------------
+# --- the command line answers like Hydra and a person expect -------------------------------------
 
 @pytest.mark.parametrize("override,key", [("epsilon=abc", "epsilon"), ("seed=1.5", "seed"),
                                           ("clip_rows=maybe", "clip_rows"), ("n=many", "n")])

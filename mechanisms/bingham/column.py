@@ -387,7 +387,7 @@ def sample_bingham_column(V: np.ndarray, i: int, b: np.ndarray, rng: np.random.G
 
 #: block size from which reference_gibbs_sweep draws columns with Cholesky proposals (measured: at d = 5
 #: the eigenvector sampler is ~2.4x faster per draw and a reference chain ~16x faster; at d >= 100 the
-#: Cholesky one ~1.8x faster per sweep, docs/paper_scale.md)
+#: Cholesky one ~1.8x faster per sweep, docs/performance.md)
 CHOLESKY_MIN_DIM = 64
 
 
