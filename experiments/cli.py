@@ -22,9 +22,9 @@
 
 from __future__ import annotations
 
+import _thread
 import functools
 import math
-import _thread
 import os
 import sys
 import warnings
@@ -99,8 +99,10 @@ def check_command_line(args: list[str]) -> None:
         key = _override_key(override)
         top = key.split(".", 1)[0].split("/", 1)[0].split("@", 1)[0]
         if top not in valid:
-            raise UserError(f"unknown key {top!r} in {override!r}; valid top-level keys: "
-                            f"{', '.join(valid_keys())} (and hydra.*)")
+            raise UserError(
+                f"unknown key {top!r} in {override!r}; valid top-level keys: "
+                f"{', '.join(valid_keys())} (and hydra.*)"
+            )
 
 
 def _positive_int(v) -> bool:
@@ -116,13 +118,19 @@ def _choices(module: str, name: str) -> tuple:
 #: option -> (test, what it must be) for ``mechanism.fn.<option>``; a mechanism without the option
 #: is not checked.  Choices are read from the mechanism modules, so they stay the mechanisms' own.
 MECHANISM_OPTIONS: dict[str, tuple[Callable[[Any, str], bool], Callable[[str], str]]] = {
-    "sampler": (lambda v, m: m != "ppca" or v in _choices("mechanisms.ppca", "SAMPLERS"),
-                lambda m: "one of " + ", ".join(_choices("mechanisms.ppca", "SAMPLERS"))),
-    "iterations": (lambda v, m: v is None and m != "ppca" or _positive_int(v),
-                   lambda m: "an integer >= 1" + ("" if m == "ppca" else " or null (the mechanism's default)")),
+    "sampler": (
+        lambda v, m: m != "ppca" or v in _choices("mechanisms.ppca", "SAMPLERS"),
+        lambda m: "one of " + ", ".join(_choices("mechanisms.ppca", "SAMPLERS")),
+    ),
+    "iterations": (
+        lambda v, m: v is None and m != "ppca" or _positive_int(v),
+        lambda m: "an integer >= 1" + ("" if m == "ppca" else " or null (the mechanism's default)"),
+    ),
     "n_chains": (lambda v, m: _positive_int(v), lambda m: "an integer >= 1"),
-    "timeout": (lambda v, m: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
-                lambda m: "a number of seconds > 0"),
+    "timeout": (
+        lambda v, m: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
+        lambda m: "a number of seconds > 0",
+    ),
 }
 
 
@@ -134,15 +142,19 @@ def check_mechanism_options(cfg: DictConfig, overrides: list[str]) -> None:
         key = _override_key(override)
         if not key.startswith("mechanism.fn.") or key.startswith("mechanism.fn._"):
             continue
-        option = key[len("mechanism.fn."):]
+        option = key[len("mechanism.fn.") :]
         accepted = _mechanism_parameters(cfg)
         if accepted is not None and option.split(".", 1)[0] not in accepted:
-            raise UserError(f"{key}: mechanism {mech} has no option {option!r}; its options: {', '.join(accepted)}")
+            raise UserError(
+                f"{key}: mechanism {mech} has no option {option!r}; its options: {', '.join(accepted)}"
+            )
         if option in MECHANISM_OPTIONS and option in cfg.mechanism.fn:
             ok, what = MECHANISM_OPTIONS[option]
             value = cfg.mechanism.fn[option]
             if not ok(value, mech):
-                raise UserError(f"{key}={value!r} is not valid for mechanism {mech}: {option} must be {what(mech)}")
+                raise UserError(
+                    f"{key}={value!r} is not valid for mechanism {mech}: {option} must be {what(mech)}"
+                )
 
 
 def _mechanism_parameters(cfg: DictConfig) -> list[str] | None:
@@ -158,8 +170,11 @@ def _mechanism_parameters(cfg: DictConfig) -> list[str] | None:
         return None
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
-    return [p.name for p in params if (p.kind is p.KEYWORD_ONLY or p.default is not p.empty)
-            and p.name not in ("rng", "clip")]   # given by the harness, not options
+    return [
+        p.name
+        for p in params
+        if (p.kind is p.KEYWORD_ONLY or p.default is not p.empty) and p.name not in ("rng", "clip")
+    ]  # given by the harness, not options
 
 
 def _task_overrides() -> list[str]:
@@ -174,9 +189,15 @@ def _task_overrides() -> list[str]:
 
 def _warning_printer(run: str):
     """``warnings.showwarning`` replacement: one line naming the run, not the file that warned."""
+
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
-        print(f"warning ({category.__name__}) in run [{run}]: {text}", file=file or sys.stderr, flush=True)
+        print(
+            f"warning ({category.__name__}) in run [{run}]: {text}",
+            file=file or sys.stderr,
+            flush=True,
+        )
+
     return show
 
 
@@ -188,7 +209,10 @@ def register_schema() -> None:
 _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "epsilon": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
     # the mechanisms' own rule (mechanisms._base.check_delta), so the schema and they agree
-    "delta": (lambda v: _accepted(check_delta, v), "a number in (0, 1) (mechanisms._base.check_delta)"),
+    "delta": (
+        lambda v: _accepted(check_delta, v),
+        "a number in (0, 1) (mechanisms._base.check_delta)",
+    ),
     "k": (lambda v: v >= 1, "an integer >= 1"),
     "n": (lambda v: v is None or v >= 1, "a positive integer or null (the whole data set)"),
     "seed": (lambda v: v >= 0, "a non-negative integer"),
@@ -220,7 +244,9 @@ def check_ranges(cfg: DictConfig) -> None:
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, DataUnavailableError):
         what = "data file missing"
-        hint = " (set PRIVPCA_DATA_DIR or data_dir=<folder with the raw UCI files>; see README, Data)"
+        hint = (
+            " (set PRIVPCA_DATA_DIR or data_dir=<folder with the raw UCI files>; see README, Data)"
+        )
     elif isinstance(exc, DataCorruptError):
         what, hint = "data file unreadable", " (re-download the file or fix the path)"
     elif isinstance(exc, PrivacyInputError):
@@ -242,8 +268,12 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
     @functools.wraps(task)
     def wrapper(cfg: DictConfig):
         overrides = _task_overrides()
-        mechanism_set = [o for o in overrides if _override_key(o).startswith("mechanism.fn.")
-                         and not _override_key(o).startswith("mechanism.fn._")]   # _target_: code
+        mechanism_set = [
+            o
+            for o in overrides
+            if _override_key(o).startswith("mechanism.fn.")
+            and not _override_key(o).startswith("mechanism.fn._")
+        ]  # _target_: code
         try:
             check_ranges(cfg)
             check_mechanism_options(cfg, overrides)
@@ -258,8 +288,11 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
             if not mechanism_set or os.environ.get("HYDRA_FULL_ERROR") == "1":
                 raise
             msg = " ".join(str(exc).split())
-            print(f"Error (mechanism option refused): {msg} (you set {', '.join(mechanism_set)})",
-                  file=sys.stderr, flush=True)
+            print(
+                f"Error (mechanism option refused): {msg} (you set {', '.join(mechanism_set)})",
+                file=sys.stderr,
+                flush=True,
+            )
             raise SystemExit(USER_ERROR_EXIT) from None
         except KeyboardInterrupt:
             raise SystemExit(INTERRUPTED_EXIT) from None
@@ -279,7 +312,9 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
     # queues' semaphores as leaked (harmless: the processes are gone).  The filter reaches it through
     # the environment and matches only that message.
     quiet_tracker = "ignore:resource_tracker:UserWarning"
-    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), quiet_tracker]))
+    os.environ["PYTHONWARNINGS"] = ",".join(
+        filter(None, [os.environ.get("PYTHONWARNINGS"), quiet_tracker])
+    )
     sys.unraisablehook = _interrupt_again_hook(sys.unraisablehook)
     try:
         app()
@@ -296,11 +331,13 @@ def _interrupt_again_hook(default: Callable[[Any], None]) -> Callable[[Any], Non
     """An unraisable-exception hook for Ctrl-C: a KeyboardInterrupt raised inside a callback Python
     cannot propagate from (a weakref or ``__del__``) is re-delivered to the main thread instead of being
     printed as "Exception ignored ..." and lost; every other unraisable exception goes to ``default``."""
+
     def hook(unraisable) -> None:
         if issubclass(unraisable.exc_type, KeyboardInterrupt):
             _thread.interrupt_main()
             return
         default(unraisable)
+
     return hook
 
 

@@ -17,23 +17,37 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["LEGACY_PROTOCOL", "UNKEYED_DEFAULTS", "fill_legacy_protocol", "fill_unkeyed_defaults",
-           "keyed_mechanism_params", "legacy_guarantee_statuses"]
+__all__ = [
+    "LEGACY_PROTOCOL",
+    "UNKEYED_DEFAULTS",
+    "fill_legacy_protocol",
+    "fill_unkeyed_defaults",
+    "keyed_mechanism_params",
+    "legacy_guarantee_statuses",
+]
 
 #: mechanism parameters left out of the run key at these values (records written before the
 #: parameter existed keep their keys); any other value is part of the key
 UNKEYED_DEFAULTS = {"calibration": "paper"}
 
 #: the protocol of a classification record written before its protocol columns existed
-LEGACY_PROTOCOL = {"classifier": "linear", "svm_loss": "squared_hinge", "feature_scaling": "none",
-                   "random_entries": "gaussian", "random_projection": "orthonormal"}
+LEGACY_PROTOCOL = {
+    "classifier": "linear",
+    "svm_loss": "squared_hinge",
+    "feature_scaling": "none",
+    "random_entries": "gaussian",
+    "random_projection": "orthonormal",
+}
 
 
 def keyed_mechanism_params(params: dict) -> dict:
     """The mechanism parameters that enter a run key: no ``_``-prefixed Hydra fields, and no parameter
     at its :data:`UNKEYED_DEFAULTS` value."""
-    return {k: v for k, v in params.items()
-            if not k.startswith("_") and not (k in UNKEYED_DEFAULTS and v == UNKEYED_DEFAULTS[k])}
+    return {
+        k: v
+        for k, v in params.items()
+        if not k.startswith("_") and not (k in UNKEYED_DEFAULTS and v == UNKEYED_DEFAULTS[k])
+    }
 
 
 def fill_unkeyed_defaults(values: pd.Series, param: str) -> pd.Series:
@@ -45,7 +59,7 @@ def fill_legacy_protocol(d: pd.DataFrame) -> pd.DataFrame:
     """Classification records ``d`` (a copy, changed in place) with the protocol columns of
     :data:`LEGACY_PROTOCOL` filled on the records that predate them (no ``svm_loss``)."""
     legacy = d["svm_loss"].isna() if "svm_loss" in d else pd.Series(True, index=d.index)
-    if "classifier" in d:   # records with a loss but no classifier column ran the linear SVM
+    if "classifier" in d:  # records with a loss but no classifier column ran the linear SVM
         legacy_classifier = d["classifier"].isna()
     else:
         legacy_classifier = pd.Series(True, index=d.index)

@@ -55,7 +55,7 @@ ORTHONORMAL_ATOL = 1e-8
 @dataclass
 class CheckResult:
     name: str
-    status: str          # "passed" | "failed" | "skipped"
+    status: str  # "passed" | "failed" | "skipped"
     detail: str = ""
 
     def __str__(self) -> str:
@@ -80,7 +80,9 @@ class ContractReport:
         return next(r.status for r in self.results if r.name == name)
 
     def __str__(self) -> str:
-        head = f"contract of {self.mechanism}: {'OK' if self.ok else f'{len(self.failures)} FAILED'}"
+        head = (
+            f"contract of {self.mechanism}: {'OK' if self.ok else f'{len(self.failures)} FAILED'}"
+        )
         return "\n".join([head, *("  " + str(r) for r in self.results)])
 
     def raise_if_failed(self) -> None:
@@ -90,7 +92,7 @@ class ContractReport:
 
 def _resolve(mechanism: str | Callable) -> tuple[str, Callable[..., MechanismOutput]]:
     if isinstance(mechanism, str):
-        if ":" in mechanism:                       # "package.module:function"
+        if ":" in mechanism:  # "package.module:function"
             module, func = mechanism.split(":", 1)
             return mechanism, getattr(importlib.import_module(module), func)
         return mechanism, get_mechanism(mechanism)
@@ -102,7 +104,9 @@ def _accepts(fn: Callable, name: str) -> bool:
     return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def unit_rows(n: int, d: int, rng: np.random.Generator, spectrum: np.ndarray | None = None) -> np.ndarray:
+def unit_rows(
+    n: int, d: int, rng: np.random.Generator, spectrum: np.ndarray | None = None
+) -> np.ndarray:
     """``n x d`` Gaussian rows with a decaying spectrum, scaled so that the largest row norm is exactly 1."""
     scales = np.sqrt(spectrum if spectrum is not None else 1.0 / np.arange(1, d + 1))
     X = rng.standard_normal((n, d)) * scales
@@ -122,7 +126,11 @@ def _check_output(out: Any, d: int, k: int) -> str | None:
     V = out.components
     if V is None:
         status = out.status
-        return None if status == "bottom" else f"components is None (⊥) but status is {status!r}, not 'bottom'"
+        return (
+            None
+            if status == "bottom"
+            else f"components is None (⊥) but status is {status!r}, not 'bottom'"
+        )
     V = np.asarray(V)
     if V.shape != (d, k):
         return f"components have shape {V.shape}, expected (d, k) = {(d, k)}"
@@ -145,19 +153,33 @@ def _check_guarantee(g: Any) -> str | None:
     if math.isnan(delta) or not 0 <= delta < 1:
         return f"declared delta {g.delta!r} is not in [0, 1)"
     if g.neighbouring != "none" and not math.isfinite(eps):
-        return f"relation {g.neighbouring!r} declared with epsilon = inf (use 'none' for no privacy)"
+        return (
+            f"relation {g.neighbouring!r} declared with epsilon = inf (use 'none' for no privacy)"
+        )
     return None
 
 
-def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon: float = 1.0,
-                    delta: float = 1e-5, params: dict | None = None, n: int = 60, d: int = 5, k: int = 2,
-                    seed: int = 0, audit: bool = True, audit_trials: int = 2000,
-                    audit_confidence: float = 0.95, audit_time_budget: float = 30.0) -> ContractReport:
+def check_mechanism(
+    mechanism: str | Callable[..., MechanismOutput],
+    *,
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    params: dict | None = None,
+    n: int = 60,
+    d: int = 5,
+    k: int = 2,
+    seed: int = 0,
+    audit: bool = True,
+    audit_trials: int = 2000,
+    audit_confidence: float = 0.95,
+    audit_time_budget: float = 30.0,
+) -> ContractReport:
     """Run the contract (module docstring) on ``mechanism`` and return a :class:`ContractReport`.
 
     ``mechanism``: a callable, a registry name, or ``"module:function"``.  ``epsilon``/``delta`` are
     passed when the function takes them; ``params`` are further keyword arguments.  The functional
-    checks use ``n x d`` Gaussian data with a decaying spectrum and largest row norm 1, rank ``k``.  ``audit_trials`` runs per dataset
+    checks use ``n x d`` Gaussian data with a decaying spectrum and largest row norm 1, rank ``k``.
+    ``audit_trials`` runs per dataset
     for the audit (``audit=False`` leaves it out; it is then reported as skipped); a search audit also
     gets ``trials // 10`` calibration runs per candidate, 4 random designs and ``audit_time_budget``
     seconds of calibration.
@@ -178,7 +200,13 @@ def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon:
     # 0. interface
     missing = [p for p in ("rng", "clip") if not _accepts(fn, p)]
     if missing:
-        add(CheckResult("interface", "failed", f"f(X, k, *, rng, clip=False, **params) expected; missing {missing}"))
+        add(
+            CheckResult(
+                "interface",
+                "failed",
+                f"f(X, k, *, rng, clip=False, **params) expected; missing {missing}",
+            )
+        )
         return report
     add(CheckResult("interface", "passed"))
 
@@ -195,36 +223,74 @@ def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon:
     # 1. declared guarantee, independent of the data
     problem = _check_guarantee(getattr(first, "guarantee", None))
     g = getattr(first, "guarantee", None)
-    detail = problem or (f"epsilon={g.epsilon:g}, delta={g.delta:g}, {g.neighbouring}"
-                         + ("" if not takes_eps or g.epsilon == epsilon
-                            else f" (requested epsilon={epsilon:g}: the declared one is what the harness records)"))
+    detail = problem or (
+        f"epsilon={g.epsilon:g}, delta={g.delta:g}, {g.neighbouring}"
+        + (
+            ""
+            if not takes_eps or g.epsilon == epsilon
+            else f" (requested epsilon={epsilon:g}: the declared one is what the harness records)"
+        )
+    )
     add(CheckResult("declared guarantee", "failed" if problem else "passed", detail))
     if not problem:
         other = run(X_other)
         same_g = getattr(other, "guarantee", None) == g
-        add(CheckResult("guarantee independent of the data", "passed" if same_g else "failed",
-                        "" if same_g else f"{g} on one dataset, {getattr(other, 'guarantee', None)} on another"))
+        add(
+            CheckResult(
+                "guarantee independent of the data",
+                "passed" if same_g else "failed",
+                ""
+                if same_g
+                else f"{g} on one dataset, {getattr(other, 'guarantee', None)} on another",
+            )
+        )
 
     # 4. orthonormal output (checked before reproducibility, which compares outputs)
     problem = _check_output(first, d, k)
-    add(CheckResult("orthonormal d x k output (or ⊥ with status 'bottom')", "failed" if problem else "passed",
-                    problem or ""))
+    add(
+        CheckResult(
+            "orthonormal d x k output (or ⊥ with status 'bottom')",
+            "failed" if problem else "passed",
+            problem or "",
+        )
+    )
     k1 = run(X, kk=1, j=2)
     problem = _check_output(k1, d, 1)
-    add(CheckResult("orthonormal output for k = 1", "failed" if problem else "passed", problem or ""))
+    add(
+        CheckResult(
+            "orthonormal output for k = 1", "failed" if problem else "passed", problem or ""
+        )
+    )
 
     # 3. reproducibility
     again = run(X)
-    add(CheckResult("same seed, same output", "passed" if _same(first.components, again.components) else "failed",
-                    "" if _same(first.components, again.components) else "two runs with the same seed differ"))
-    if g is not None and isinstance(g, PrivacyGuarantee) and math.isfinite(g.epsilon) and g.epsilon > 0:
+    add(
+        CheckResult(
+            "same seed, same output",
+            "passed" if _same(first.components, again.components) else "failed",
+            ""
+            if _same(first.components, again.components)
+            else "two runs with the same seed differ",
+        )
+    )
+    if (
+        g is not None
+        and isinstance(g, PrivacyGuarantee)
+        and math.isfinite(g.epsilon)
+        and g.epsilon > 0
+    ):
         outs = [run(X, j=j).components for j in (3, 4, 5)]
         seed_free = all(_same(outs[0], o) for o in outs[1:])
         data_dependent = not _same(outs[0], run(X_other, j=3).components)
         if seed_free and data_dependent and outs[0] is not None:
-            add(CheckResult("output depends on the seed", "failed",
-                            "three seeds give the same output, which changes with the data: a deterministic "
-                            "function of the data is not differentially private"))
+            add(
+                CheckResult(
+                    "output depends on the seed",
+                    "failed",
+                    "three seeds give the same output, which changes with the data: a deterministic "
+                    "function of the data is not differentially private",
+                )
+            )
         else:
             add(CheckResult("output depends on the seed", "passed"))
 
@@ -243,17 +309,26 @@ def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon:
     X_inf[5, 0] = np.inf
     X_big = X.copy()
     X_big[7] *= 1.5 / np.linalg.norm(X_big[7])
-    bad += [("NaN in X", lambda: run(X_nan)), ("inf in X", lambda: run(X_inf)),
-            ("a row of norm 1.5 > 1 (clip=False)", lambda: run(X_big, clip=False)),
-            ("empty X (0 rows)", lambda: run(np.zeros((0, d)))), ("1-D X", lambda: run(X[0]))]
+    bad += [
+        ("NaN in X", lambda: run(X_nan)),
+        ("inf in X", lambda: run(X_inf)),
+        ("a row of norm 1.5 > 1 (clip=False)", lambda: run(X_big, clip=False)),
+        ("empty X (0 rows)", lambda: run(np.zeros((0, d)))),
+        ("1-D X", lambda: run(X[0])),
+    ]
     for label, call in bad:
         try:
             call()
         except ValueError as exc:
             add(CheckResult(f"refuses {label}", "passed", f"{type(exc).__name__}: {exc}"))
         except Exception as exc:  # noqa: BLE001
-            add(CheckResult(f"refuses {label}", "failed",
-                            f"raised {type(exc).__name__} ({exc}), expected a ValueError such as PrivacyInputError"))
+            add(
+                CheckResult(
+                    f"refuses {label}",
+                    "failed",
+                    f"raised {type(exc).__name__} ({exc}), expected a ValueError such as PrivacyInputError",
+                )
+            )
         else:
             add(CheckResult(f"refuses {label}", "failed", "accepted (no exception)"))
     # boundary and clipping
@@ -262,19 +337,35 @@ def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon:
         problem = _check_output(run(X_unit), d, k)
     except Exception as exc:  # noqa: BLE001
         problem = f"{type(exc).__name__}: {exc}"
-    add(CheckResult("accepts rows of norm exactly 1", "failed" if problem else "passed", problem or ""))
+    add(
+        CheckResult(
+            "accepts rows of norm exactly 1", "failed" if problem else "passed", problem or ""
+        )
+    )
     try:
         clipped = run(X_big, clip=True, j=6)
         projected = X_big / np.maximum(1.0, np.linalg.norm(X_big, axis=1, keepdims=True))
         ref = run(projected, j=6)
         problem = _check_output(clipped, d, k)
-        if problem is None and not (clipped.components is None and ref.components is None) and (
-                clipped.components is None or ref.components is None
-                or not np.allclose(clipped.components, ref.components, atol=1e-10)):
+        if (
+            problem is None
+            and not (clipped.components is None and ref.components is None)
+            and (
+                clipped.components is None
+                or ref.components is None
+                or not np.allclose(clipped.components, ref.components, atol=1e-10)
+            )
+        ):
             problem = "output with clip=True differs from the output on the rows projected onto the unit ball"
     except Exception as exc:  # noqa: BLE001
         problem = f"{type(exc).__name__}: {exc}"
-    add(CheckResult("clip=True projects rows onto the unit ball", "failed" if problem else "passed", problem or ""))
+    add(
+        CheckResult(
+            "clip=True projects rows onto the unit ball",
+            "failed" if problem else "passed",
+            problem or "",
+        )
+    )
 
     # 5. audit
     if not audit:
@@ -284,29 +375,60 @@ def check_mechanism(mechanism: str | Callable[..., MechanismOutput], *, epsilon:
     return report
 
 
-def _audit(report: ContractReport, fn: Callable, kwargs: dict, trials: int, confidence: float, seed: int,
-           time_budget: float) -> None:
+def _audit(
+    report: ContractReport,
+    fn: Callable,
+    kwargs: dict,
+    trials: int,
+    confidence: float,
+    seed: int,
+    time_budget: float,
+) -> None:
     try:
         audit_module = importlib.import_module("experiments.audit")
     except Exception as exc:  # noqa: BLE001 - a missing or broken audit package is reported
-        report.results.append(CheckResult("audit", "skipped", f"experiments.audit does not import "
-                                                               f"({type(exc).__name__}: {exc})"))
+        report.results.append(
+            CheckResult(
+                "audit",
+                "skipped",
+                f"experiments.audit does not import ({type(exc).__name__}: {exc})",
+            )
+        )
         return
-    search = next((getattr(audit_module, a) for a in SEARCH_AUDIT_NAMES if hasattr(audit_module, a)), None)
+    search = next(
+        (getattr(audit_module, a) for a in SEARCH_AUDIT_NAMES if hasattr(audit_module, a)), None
+    )
     if search is not None:
         kind, audit_fn = f"search audit (experiments.audit.{search.__name__})", search
     elif hasattr(audit_module, "audit_mechanism"):
-        kind, audit_fn = ("fixed-design audit (experiments.audit.audit_mechanism; no search audit found under "
-                          f"{', '.join(SEARCH_AUDIT_NAMES)})"), audit_module.audit_mechanism
+        kind, audit_fn = (
+            (
+                "fixed-design audit (experiments.audit.audit_mechanism; no search audit found under "
+                f"{', '.join(SEARCH_AUDIT_NAMES)})"
+            ),
+            audit_module.audit_mechanism,
+        )
     else:
-        report.results.append(CheckResult("audit", "skipped", "experiments.audit has neither a search audit "
-                                                               f"({', '.join(SEARCH_AUDIT_NAMES)}) nor audit_mechanism"))
+        report.results.append(
+            CheckResult(
+                "audit",
+                "skipped",
+                "experiments.audit has neither a search audit "
+                f"({', '.join(SEARCH_AUDIT_NAMES)}) nor audit_mechanism",
+            )
+        )
         return
     sig = inspect.signature(audit_fn).parameters
     # a small budget: the search's calibration phase and random designs are cut down too, and it
     # stops calibrating after ``time_budget`` seconds (passed only to audits that take them)
-    options = {"trials": int(trials), "seed": int(seed), "confidence": float(confidence),
-               "calibration_trials": max(100, int(trials) // 10), "n_random": 4, "time_budget": float(time_budget)}
+    options = {
+        "trials": int(trials),
+        "seed": int(seed),
+        "confidence": float(confidence),
+        "calibration_trials": max(100, int(trials) // 10),
+        "n_random": 4,
+        "time_budget": float(time_budget),
+    }
     call = {key: value for key, value in options.items() if key in sig}
     for key in ("epsilon", "delta"):
         if key in kwargs:
@@ -315,30 +437,49 @@ def _audit(report: ContractReport, fn: Callable, kwargs: dict, trials: int, conf
     try:
         result = audit_fn(fn, **call, **extra)
     except Exception as exc:  # noqa: BLE001
-        report.results.append(CheckResult("audit", "failed", f"{kind} raised {type(exc).__name__}: {exc}"))
+        report.results.append(
+            CheckResult("audit", "failed", f"{kind} raised {type(exc).__name__}: {exc}")
+        )
         return
     report.audit = dict(result)
     lower = float(result.get("audited_epsilon_lower", result.get("epsilon_lower", float("nan"))))
     claimed = float(result.get("claimed_epsilon", float("nan")))
     violation = bool(result.get("violation", lower > claimed))
-    detail = (f"{kind}, {trials} trials per dataset: audited epsilon >= {lower:.3g} at confidence "
-              f"{result.get('confidence', confidence):g}, claimed {claimed:g}")
-    report.results.append(CheckResult("audit", "failed" if violation else "passed",
-                                      ("VIOLATION: " if violation else "") + detail))
+    detail = (
+        f"{kind}, {trials} trials per dataset: audited epsilon >= {lower:.3g} at confidence "
+        f"{result.get('confidence', confidence):g}, claimed {claimed:g}"
+    )
+    report.results.append(
+        CheckResult(
+            "audit",
+            "failed" if violation else "passed",
+            ("VIOLATION: " if violation else "") + detail,
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Check a mechanism against the harness's contract "
-                                             "(experiments/contract.py, docs/own_mechanism.md).")
-    ap.add_argument("mechanism", help="registry name or module:function (the module must be importable)")
+    ap = argparse.ArgumentParser(
+        description="Check a mechanism against the harness's contract "
+        "(experiments/contract.py, docs/own_mechanism.md)."
+    )
+    ap.add_argument(
+        "mechanism", help="registry name or module:function (the module must be importable)"
+    )
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--audit-trials", type=int, default=2000)
     ap.add_argument("--no-audit", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    report = check_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, seed=args.seed,
-                             audit=not args.no_audit, audit_trials=args.audit_trials)
+    report = check_mechanism(
+        args.mechanism,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        seed=args.seed,
+        audit=not args.no_audit,
+        audit_trials=args.audit_trials,
+    )
     print(report)
     return 0 if report.ok else 1
 

@@ -121,19 +121,29 @@ _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 #: dataset -> (sub-directory, {split: [raw file names]}, default split or None for "depends")
 RAW_FILES: dict[str, tuple[str, dict[str, list[str]]]] = {
     "kddcup": ("kddcup99", {"10percent": ["kddcup.data_10_percent"]}),
-    "census": ("census", {
-        "learn": ["census-income.data"],
-        "test": ["census-income.test"],
-        "learn+test": ["census-income.data", "census-income.test"],
-    }),
+    "census": (
+        "census",
+        {
+            "learn": ["census-income.data"],
+            "test": ["census-income.test"],
+            "learn+test": ["census-income.data", "census-income.test"],
+        },
+    ),
     "localization": ("localization", {"all": ["ConfLongDemo_JSI.txt"]}),
-    "insurance": ("insurance", {
-        "train+eval": ["ticdata2000.txt", "ticeval2000.txt", "tictgts2000.txt"],
-        "train": ["ticdata2000.txt"],
-    }),
+    "insurance": (
+        "insurance",
+        {
+            "train+eval": ["ticdata2000.txt", "ticeval2000.txt", "tictgts2000.txt"],
+            "train": ["ticdata2000.txt"],
+        },
+    ),
 }
-DEFAULT_SPLIT = {"kddcup": "10percent", "census": "learn", "localization": "all",
-                 "insurance": "train+eval"}
+DEFAULT_SPLIT = {
+    "kddcup": "10percent",
+    "census": "learn",
+    "localization": "all",
+    "insurance": "train+eval",
+}
 
 #: raw file name -> candidate URLs (the first that works is used).  The original archive files are
 #: downloaded, so a download is byte-identical to a local copy (same sha256, same parser).  ucimlrepo
@@ -201,11 +211,15 @@ def _download(name: str, fname: str) -> Path:
 def _missing_message(name: str, missing: list[str], data_dir: Path | None, why: str = "") -> str:
     sub = RAW_FILES[name][0]
     where = data_dir if data_dir is not None else Path(f"${ENV_VAR}")
-    lines = [f"raw data for {name!r} not found: missing {', '.join(missing)}.",
-             "Put the file(s) (plain or .gz) at:"]
+    lines = [
+        f"raw data for {name!r} not found: missing {', '.join(missing)}.",
+        "Put the file(s) (plain or .gz) at:",
+    ]
     lines += [f"  {where}/{sub}/{f}[.gz]" for f in missing]
-    lines.append(f"or at {RAW_DIR}/{sub}/{missing[0]}[.gz]; set the environment variable "
-                 f"{ENV_VAR} (or pass data_dir=) to the directory that contains '{sub}/'.")
+    lines.append(
+        f"or at {RAW_DIR}/{sub}/{missing[0]}[.gz]; set the environment variable "
+        f"{ENV_VAR} (or pass data_dir=) to the directory that contains '{sub}/'."
+    )
     if why:
         lines.append(f"Download failed: {why}")
     return "\n".join(lines)
@@ -233,8 +247,10 @@ def _resolve_files(name: str, split: str, data_dir: Path | None, download: bool)
 def _default_split(name: str, data_dir: Path | None) -> str:
     if name == "census":
         # Paper: the 199,523-row learn split. Fall back to the test split when only it is local.
-        if _locate(name, "census-income.data", data_dir) is None and \
-                _locate(name, "census-income.test", data_dir) is not None:
+        if (
+            _locate(name, "census-income.data", data_dir) is None
+            and _locate(name, "census-income.test", data_dir) is not None
+        ):
             return "test"
     return DEFAULT_SPLIT[name]
 
@@ -255,7 +271,8 @@ def _read_raw(path: Path) -> bytes:
         except (EOFError, OSError, zlib.error) as exc:
             raise DataCorruptError(
                 f"{path} is a corrupt or truncated gzip file ({exc}); "
-                "replace it with a complete copy (plain or gzip)") from exc
+                "replace it with a complete copy (plain or gzip)"
+            ) from exc
     return path.read_bytes()
 
 
@@ -311,13 +328,16 @@ def _read_csv(raw: bytes, fname: str, **kw) -> pd.DataFrame:
 def _check_columns(df: pd.DataFrame, expected: int, fname: str) -> None:
     if df.shape[1] != expected:
         raise DataCorruptError(
-            f"{fname}: expected {expected} columns, found {df.shape[1]} (wrong or damaged file?)")
+            f"{fname}: expected {expected} columns, found {df.shape[1]} (wrong or damaged file?)"
+        )
     na = df.isna().to_numpy()
     if na.any():
         bad = int(np.flatnonzero(na.any(axis=1))[0])
         got = int((~na[bad]).sum())
-        raise DataCorruptError(f"{fname}: row {bad + 1} has {got} fields, expected {expected} "
-                               "(truncated, damaged or wrong file?)")
+        raise DataCorruptError(
+            f"{fname}: row {bad + 1} has {got} fields, expected {expected} "
+            "(truncated, damaged or wrong file?)"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,38 +345,106 @@ def _check_columns(df: pd.DataFrame, expected: int, fname: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 KDD_COLUMNS = [
-    "duration", "protocol_type", "service", "flag", "src_bytes", "dst_bytes", "land",
-    "wrong_fragment", "urgent", "hot", "num_failed_logins", "logged_in", "num_compromised",
-    "root_shell", "su_attempted", "num_root", "num_file_creations", "num_shells",
-    "num_access_files", "num_outbound_cmds", "is_host_login", "is_guest_login", "count",
-    "srv_count", "serror_rate", "srv_serror_rate", "rerror_rate", "srv_rerror_rate",
-    "same_srv_rate", "diff_srv_rate", "srv_diff_host_rate", "dst_host_count",
-    "dst_host_srv_count", "dst_host_same_srv_rate", "dst_host_diff_srv_rate",
-    "dst_host_same_src_port_rate", "dst_host_srv_diff_host_rate", "dst_host_serror_rate",
-    "dst_host_srv_serror_rate", "dst_host_rerror_rate", "dst_host_srv_rerror_rate", "label",
+    "duration",
+    "protocol_type",
+    "service",
+    "flag",
+    "src_bytes",
+    "dst_bytes",
+    "land",
+    "wrong_fragment",
+    "urgent",
+    "hot",
+    "num_failed_logins",
+    "logged_in",
+    "num_compromised",
+    "root_shell",
+    "su_attempted",
+    "num_root",
+    "num_file_creations",
+    "num_shells",
+    "num_access_files",
+    "num_outbound_cmds",
+    "is_host_login",
+    "is_guest_login",
+    "count",
+    "srv_count",
+    "serror_rate",
+    "srv_serror_rate",
+    "rerror_rate",
+    "srv_rerror_rate",
+    "same_srv_rate",
+    "diff_srv_rate",
+    "srv_diff_host_rate",
+    "dst_host_count",
+    "dst_host_srv_count",
+    "dst_host_same_srv_rate",
+    "dst_host_diff_srv_rate",
+    "dst_host_same_src_port_rate",
+    "dst_host_srv_diff_host_rate",
+    "dst_host_serror_rate",
+    "dst_host_srv_serror_rate",
+    "dst_host_rerror_rate",
+    "dst_host_srv_rerror_rate",
+    "label",
 ]
 KDD_CATEGORICAL = ["protocol_type", "service", "flag"]
 
 CENSUS_COLUMNS = [
-    "age", "class of worker", "detailed industry recode", "detailed occupation recode",
-    "education", "wage per hour", "enroll in edu inst last wk", "marital stat",
-    "major industry code", "major occupation code", "race", "hispanic origin", "sex",
-    "member of a labor union", "reason for unemployment", "full or part time employment stat",
-    "capital gains", "capital losses", "dividends from stocks", "tax filer stat",
-    "region of previous residence", "state of previous residence",
-    "detailed household and family stat", "detailed household summary in household",
-    "instance weight", "migration code-change in msa", "migration code-change in reg",
-    "migration code-move within reg", "live in this house 1 year ago",
-    "migration prev res in sunbelt", "num persons worked for employer",
-    "family members under 18", "country of birth father", "country of birth mother",
-    "country of birth self", "citizenship", "own business or self employed",
-    "fill inc questionnaire for veteran's admin", "veterans benefits", "weeks worked in year",
-    "year", "income",
+    "age",
+    "class of worker",
+    "detailed industry recode",
+    "detailed occupation recode",
+    "education",
+    "wage per hour",
+    "enroll in edu inst last wk",
+    "marital stat",
+    "major industry code",
+    "major occupation code",
+    "race",
+    "hispanic origin",
+    "sex",
+    "member of a labor union",
+    "reason for unemployment",
+    "full or part time employment stat",
+    "capital gains",
+    "capital losses",
+    "dividends from stocks",
+    "tax filer stat",
+    "region of previous residence",
+    "state of previous residence",
+    "detailed household and family stat",
+    "detailed household summary in household",
+    "instance weight",
+    "migration code-change in msa",
+    "migration code-change in reg",
+    "migration code-move within reg",
+    "live in this house 1 year ago",
+    "migration prev res in sunbelt",
+    "num persons worked for employer",
+    "family members under 18",
+    "country of birth father",
+    "country of birth mother",
+    "country of birth self",
+    "citizenship",
+    "own business or self employed",
+    "fill inc questionnaire for veteran's admin",
+    "veterans benefits",
+    "weeks worked in year",
+    "year",
+    "income",
 ]
 #: The 7 continuous attributes of census-income.names, plus the instance weight (see docs).
-CENSUS_NUMERIC = ["age", "wage per hour", "capital gains", "capital losses",
-                  "dividends from stocks", "num persons worked for employer",
-                  "weeks worked in year", "instance weight"]
+CENSUS_NUMERIC = [
+    "age",
+    "wage per hour",
+    "capital gains",
+    "capital losses",
+    "dividends from stocks",
+    "num persons worked for employer",
+    "weeks worked in year",
+    "instance weight",
+]
 #: All 33 nominal attributes plus the income label: d = 7 + 1 + 503 + 2 = 513 on the learn split
 #: (level counts from census-income.names). The label is a feature ONLY because the paper's
 #: d = 513 needs it; y still carries the label. Drop columns starting with "income=" if unwanted.
@@ -383,8 +471,12 @@ LOC_NUMERIC = ["timestamp", "x", "y", "z"]
 LOC_CATEGORICAL = ["sequence", "tag", "activity"]
 
 
-def _one_hot(df: pd.DataFrame, numeric: list[str], categorical: list[str],
-             levels: dict[str, list] | None = None) -> tuple[np.ndarray, list[str]]:
+def _one_hot(
+    df: pd.DataFrame,
+    numeric: list[str],
+    categorical: list[str],
+    levels: dict[str, list] | None = None,
+) -> tuple[np.ndarray, list[str]]:
     """Numeric columns as float, then one indicator column per level of each categorical."""
     blocks = [df[numeric].to_numpy(dtype=np.float64)] if numeric else []
     names = list(numeric)
@@ -402,8 +494,9 @@ def _one_hot(df: pd.DataFrame, numeric: list[str], categorical: list[str],
 
 def _parse_kddcup(raw: dict[str, bytes], split: str):
     fname = "kddcup.data_10_percent"
-    df = _read_csv(raw[fname], fname, names=KDD_COLUMNS,
-                   dtype={c: str for c in KDD_CATEGORICAL + ["label"]})
+    df = _read_csv(
+        raw[fname], fname, names=KDD_COLUMNS, dtype={c: str for c in KDD_CATEGORICAL + ["label"]}
+    )
     _check_columns(df, 42, fname)
     numeric = [c for c in KDD_COLUMNS if c not in KDD_CATEGORICAL + ["label"]]
     M, names = _one_hot(df, numeric, KDD_CATEGORICAL)
@@ -411,8 +504,15 @@ def _parse_kddcup(raw: dict[str, bytes], split: str):
 
 
 def _parse_census_file(raw: bytes, fname: str) -> pd.DataFrame:
-    df = _read_csv(raw, fname, names=CENSUS_COLUMNS, dtype=str, skipinitialspace=True,
-                   keep_default_na=False, na_values=[""])
+    df = _read_csv(
+        raw,
+        fname,
+        names=CENSUS_COLUMNS,
+        dtype=str,
+        skipinitialspace=True,
+        keep_default_na=False,
+        na_values=[""],
+    )
     _check_columns(df, 42, fname)
     for c in CENSUS_COLUMNS:
         df[c] = df[c].str.strip()
@@ -420,7 +520,9 @@ def _parse_census_file(raw: bytes, fname: str) -> pd.DataFrame:
     try:
         df[CENSUS_NUMERIC] = df[CENSUS_NUMERIC].astype(np.float64)
     except ValueError as exc:
-        raise DataCorruptError(f"{fname}: non-numeric value in a continuous column ({exc})") from exc
+        raise DataCorruptError(
+            f"{fname}: non-numeric value in a continuous column ({exc})"
+        ) from exc
     return df
 
 
@@ -433,8 +535,12 @@ def _parse_census(raw: dict[str, bytes], split: str):
 
 def _parse_localization(raw: dict[str, bytes], split: str):
     fname = "ConfLongDemo_JSI.txt"
-    df = _read_csv(raw[fname], fname, names=LOC_COLUMNS,
-                   dtype={"sequence": str, "tag": str, "date": str, "activity": str})
+    df = _read_csv(
+        raw[fname],
+        fname,
+        names=LOC_COLUMNS,
+        dtype={"sequence": str, "tag": str, "date": str, "activity": str},
+    )
     _check_columns(df, 8, fname)
     try:
         df[LOC_NUMERIC] = df[LOC_NUMERIC].astype(np.float64)
@@ -454,8 +560,9 @@ def _parse_insurance(raw: dict[str, bytes], split: str):
         tg = _read_csv(raw["tictgts2000.txt"], "tictgts2000.txt", sep="\t", names=["CARAVAN"])
         _check_columns(tg, 1, "tictgts2000.txt")
         if len(tg) != len(ev):
-            raise DataCorruptError(f"tictgts2000.txt has {len(tg)} rows but ticeval2000.txt has "
-                                   f"{len(ev)}")
+            raise DataCorruptError(
+                f"tictgts2000.txt has {len(tg)} rows but ticeval2000.txt has {len(ev)}"
+            )
         frames.append(ev)
         labels.append(tg["CARAVAN"].to_numpy())
     df = pd.concat(frames, ignore_index=True)
@@ -468,10 +575,10 @@ def _parse_insurance(raw: dict[str, bytes], split: str):
 _PREPROCESSING_TEXT = {
     "kddcup": "one-hot protocol_type/service/flag; label excluded",
     "census": "one-hot all 33 nominal attributes ('?' = own level) and the income label; "
-              "7 continuous + instance weight numeric",
+    "7 continuous + instance weight numeric",
     "localization": "one-hot sequence/tag/activity; timestamp,x,y,z numeric; date dropped",
     "insurance": "ticdata2000[:85]+ticeval2000; one-hot MOSTYPE,MAANTHUI,MGEMOMV,MGEMLEEF,"
-                 "MOSHOOFD (levels of ticdata2000); CARAVAN excluded",
+    "MOSHOOFD (levels of ticdata2000); CARAVAN excluded",
 }
 
 
@@ -508,8 +615,10 @@ def _parser(name: str):
 
 
 def _cache_path(cache_dir: Path, name: str, split: str, hashes: dict[str, str]) -> Path:
-    key = json.dumps({"name": name, "split": split, "version": PREPROCESSING_VERSION,
-                      "files": hashes}, sort_keys=True)
+    key = json.dumps(
+        {"name": name, "split": split, "version": PREPROCESSING_VERSION, "files": hashes},
+        sort_keys=True,
+    )
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return cache_dir / f"{name}-{split.replace('+', '_')}-{PREPROCESSING_VERSION}-{digest}.npz"
 
@@ -528,8 +637,12 @@ def compact(X: np.ndarray) -> dict[str, np.ndarray]:
     rows, cols = np.nonzero(mask)
     indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=X.shape[0]), out=indptr[1:])
-    return {"shape": np.array(X.shape, dtype=np.int64), "indptr": indptr,
-            "indices": cols.astype(np.int32), "data": X[rows, cols]}
+    return {
+        "shape": np.array(X.shape, dtype=np.int64),
+        "indptr": indptr,
+        "indices": cols.astype(np.int32),
+        "data": X[rows, cols],
+    }
 
 
 def expand(shape, indptr, indices, data) -> np.ndarray:
@@ -542,8 +655,13 @@ def expand(shape, indptr, indices, data) -> np.ndarray:
 
 def _save_cache(path: Path, ds: Dataset) -> None:
     buf = io.BytesIO()
-    meta = {"name": ds.name, "split": ds.split, "feature_names": ds.feature_names,
-            "files": ds.files, "preprocessing": ds.preprocessing}
+    meta = {
+        "name": ds.name,
+        "split": ds.split,
+        "feature_names": ds.feature_names,
+        "files": ds.files,
+        "preprocessing": ds.preprocessing,
+    }
     arrays = {**compact(ds.X), "meta": np.array(json.dumps(meta))}
     if ds.y is not None:
         arrays["y"] = ds.y
@@ -555,14 +673,22 @@ def _load_cache(path: Path) -> Dataset | None:
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
-            dense = "X" in z.files   # a cache written as a dense array: read it, rewrite it compactly
+            dense = (
+                "X" in z.files
+            )  # a cache written as a dense array: read it, rewrite it compactly
             X = z["X"] if dense else expand(z["shape"], z["indptr"], z["indices"], z["data"])
             y = z["y"] if "y" in z.files else None
     except (OSError, ValueError, KeyError, EOFError, zlib.error):
         return None  # unreadable cache: rebuild it
-    ds = Dataset(name=meta["name"], X=X, y=y, split=meta["split"],
-                 feature_names=list(meta["feature_names"]), files=dict(meta["files"]),
-                 preprocessing=meta["preprocessing"])
+    ds = Dataset(
+        name=meta["name"],
+        X=X,
+        y=y,
+        split=meta["split"],
+        feature_names=list(meta["feature_names"]),
+        files=dict(meta["files"]),
+        preprocessing=meta["preprocessing"],
+    )
     if dense:
         try:
             _save_cache(path, ds)
@@ -576,9 +702,14 @@ def _load_cache(path: Path) -> Dataset | None:
 # --------------------------------------------------------------------------------------------
 
 
-def load_dataset(name: str, *, data_dir: str | os.PathLike | None = None,
-                 cache_dir: str | os.PathLike | None = None, download: bool = True,
-                 split: str | None = None) -> Dataset:
+def load_dataset(
+    name: str,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    download: bool = True,
+    split: str | None = None,
+) -> Dataset:
     """Load and preprocess one of :data:`DATASETS` (see the module docstring)."""
     if name not in DATASETS:
         raise UserError(f"unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
@@ -603,9 +734,16 @@ def load_dataset(name: str, *, data_dir: str | os.PathLike | None = None,
     raw_memo.clear()
     M, names, y = _parser(name)(raw, split)
     X, names = scale_rows_and_columns(M, names)
-    ds = Dataset(name=name, X=X, y=y, split=split, feature_names=names, files=hashes,
-                 preprocessing=f"{PREPROCESSING_VERSION}: {_PREPROCESSING_TEXT[name]}; columns "
-                               "/ max|col|; matrix / max row L2 norm")
+    ds = Dataset(
+        name=name,
+        X=X,
+        y=y,
+        split=split,
+        feature_names=names,
+        files=hashes,
+        preprocessing=f"{PREPROCESSING_VERSION}: {_PREPROCESSING_TEXT[name]}; columns "
+        "/ max|col|; matrix / max row L2 norm",
+    )
     try:
         _save_cache(cpath, ds)
     except OSError:

@@ -30,9 +30,16 @@ from mechanisms.online_pca import online_regret_bounds
 
 from .progress import progress_bar
 from .provenance import git_commit, package_versions
+from .records import (
+    configured_mechanism,
+    emit,
+    mechanism_stream,
+    output_fields,
+    results_root,
+    run_key,
+    write_record,
+)
 from .results import ResultStore, record_id
-from .records import (configured_mechanism, emit, mechanism_stream, output_fields, results_root, run_key,
-                      write_record)
 from .synthetic import spiked
 
 log = logging.getLogger(__name__)
@@ -52,14 +59,20 @@ def _grid(cfg: DictConfig) -> dict[str, Any]:
     g = dict(grids[name])
     for key in list(g):
         if key in e and e[key] is not None:
-            g[key] = OmegaConf.to_container(e[key], resolve=True) if OmegaConf.is_config(e[key]) else e[key]
+            g[key] = (
+                OmegaConf.to_container(e[key], resolve=True)
+                if OmegaConf.is_config(e[key])
+                else e[key]
+            )
     return g
 
 
 def _spiked_params(cfg: DictConfig) -> dict[str, Any]:
     if cfg.dataset.name != "spiked":
-        raise ValueError(f"experiment {cfg.experiment.name} runs on the spiked model: use dataset=spiked "
-                         f"(got {cfg.dataset.name})")
+        raise ValueError(
+            f"experiment {cfg.experiment.name} runs on the spiked model: use dataset=spiked "
+            f"(got {cfg.dataset.name})"
+        )
     params = OmegaConf.to_container(cfg.dataset.params, resolve=True) or {}
     return {k: v for k, v in params.items() if k in _SPIKED_KEYS and v is not None}
 
@@ -89,6 +102,7 @@ def _utility(rec: dict) -> float:
 # Dimension scaling
 # ---------------------------------------------------------------------------------------------
 
+
 def run_dimension_scaling(cfg: DictConfig) -> dict:
     """n*(d): the smallest n of a doubling grid at which the mean q_F/q_F(V_k) over ``restarts`` runs
     reaches ``experiment.target``, for each d of the grid (configured mechanism, spiked model).
@@ -110,11 +124,22 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     written = 0
     common = {"scale": str(cfg.scale.name), "target": target, "spiked": _spiked_params(cfg)}
     summaries = []
-    bar = progress_bar(total=len(dims), desc=f"{cfg.mechanism.name} dimension scaling", enable=cfg.progress)
+    bar = progress_bar(
+        total=len(dims), desc=f"{cfg.mechanism.name} dimension scaling", enable=cfg.progress
+    )
     with single_thread_blas():
         for d in dims:
-            skey = run_key(cfg, kind="summary", d=d, n=None, restart=None, n_grid=ns, restarts=restarts,
-                           max_cells=None if math.isinf(max_cells) else max_cells, **common)
+            skey = run_key(
+                cfg,
+                kind="summary",
+                d=d,
+                n=None,
+                restart=None,
+                n_grid=ns,
+                restarts=restarts,
+                max_cells=None if math.isinf(max_cells) else max_cells,
+                **common,
+            )
             if store.has(skey):
                 summaries.append(store.get(record_id(skey)))
                 bar.update(1)
@@ -136,51 +161,107 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                         ds = _spiked_data(cfg, n, d, d, n, r)
                         data = PreparedData(ds.X)
                         stream = mechanism_stream(cfg.seed, 0, r, d, n)
-                        out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
+                        out = mech(
+                            data,
+                            int(cfg.k),
+                            rng=np.random.default_rng(stream),
+                            clip=bool(cfg.clip_rows),
+                        )
                         fields = output_fields(cfg, out, data, time.perf_counter() - t0)
                         fields.update(
-                            kind="run", restart=r, subset=0, mechanism_stream=stream,
-                            target=target, data_stream=[int(cfg.dataset.data_seed), d, n, r],
-                            projector_distance=(None if out.components is None
-                                                else projector_distance(out.components, ds.true_subspace)),
-                            population_gap=float(ds.population_eigenvalues[int(cfg.k) - 1]
-                                                 - ds.population_eigenvalues[int(cfg.k)]))
-                        rec, _, new = write_record(store, cfg, ds, data.X, fields, time.perf_counter() - t0, key)
+                            kind="run",
+                            restart=r,
+                            subset=0,
+                            mechanism_stream=stream,
+                            target=target,
+                            data_stream=[int(cfg.dataset.data_seed), d, n, r],
+                            projector_distance=(
+                                None
+                                if out.components is None
+                                else projector_distance(out.components, ds.true_subspace)
+                            ),
+                            population_gap=float(
+                                ds.population_eigenvalues[int(cfg.k) - 1]
+                                - ds.population_eigenvalues[int(cfg.k)]
+                            ),
+                        )
+                        rec, _, new = write_record(
+                            store, cfg, ds, data.X, fields, time.perf_counter() - t0, key
+                        )
                         written += new
                     utils.append(_utility(rec))
                     statuses.add(str(rec.get("guarantee_status", "proven")))
-                    dists.append(1.0 if rec.get("projector_distance") is None else rec["projector_distance"])
+                    dists.append(
+                        1.0 if rec.get("projector_distance") is None else rec["projector_distance"]
+                    )
                 mean_u = float(np.mean(utils))
-                curve.append({"n": n, "mean_q_F_normalised": mean_u, "mean_projector_distance": float(np.mean(dists)),
-                              "bottom_fraction": float(np.mean([u == 0.0 for u in utils]))})
+                curve.append(
+                    {
+                        "n": n,
+                        "mean_q_F_normalised": mean_u,
+                        "mean_projector_distance": float(np.mean(dists)),
+                        "bottom_fraction": float(np.mean([u == 0.0 for u in utils])),
+                    }
+                )
                 if mean_u >= target:
                     n_star, dist_star = n, float(np.mean(dists))
                     break
             summary = {
-                "run_key": skey, "experiment": cfg.experiment.name, "kind": "summary", "dataset": "spiked",
-                "mechanism": cfg.mechanism.name, "d": d, "k": int(cfg.k), "epsilon": float(cfg.epsilon),
-                "delta": float(cfg.delta), "seed": int(cfg.seed), "scale": str(cfg.scale.name), "target": target,
-                "n_star": n_star, "reached": n_star is not None, "projector_distance_at_n_star": dist_star,
+                "run_key": skey,
+                "experiment": cfg.experiment.name,
+                "kind": "summary",
+                "dataset": "spiked",
+                "mechanism": cfg.mechanism.name,
+                "d": d,
+                "k": int(cfg.k),
+                "epsilon": float(cfg.epsilon),
+                "delta": float(cfg.delta),
+                "seed": int(cfg.seed),
+                "scale": str(cfg.scale.name),
+                "target": target,
+                "n_star": n_star,
+                "reached": n_star is not None,
+                "projector_distance_at_n_star": dist_star,
                 # "proven", or e.g. "nominal (MCMC)" for PPCA's chain: the epsilon is then nominal
                 "guarantee_status": ", ".join(sorted(statuses)) or None,
-                "n_grid": ns, "restarts": restarts, "search": curve, "spiked": _spiked_params(cfg),
-                "mechanism_params": run_key(cfg)["mechanism_params"], "wall_seconds": time.perf_counter() - t_d,
-                "versions": package_versions(), "git_commit": git_commit(),
+                "n_grid": ns,
+                "restarts": restarts,
+                "search": curve,
+                "spiked": _spiked_params(cfg),
+                "mechanism_params": run_key(cfg)["mechanism_params"],
+                "wall_seconds": time.perf_counter() - t_d,
+                "versions": package_versions(),
+                "git_commit": git_commit(),
                 "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             written += store.write(summary)[1]
             summaries.append(summary)
             bar.update(1)
     bar.close()
-    table = pd.DataFrame([{"d": s["d"], "n_star": s["n_star"], "dist": s["projector_distance_at_n_star"],
-                           "guarantee": s.get("guarantee_status")} for s in summaries])
+    table = pd.DataFrame(
+        [
+            {
+                "d": s["d"],
+                "n_star": s["n_star"],
+                "dist": s["projector_distance_at_n_star"],
+                "guarantee": s.get("guarantee_status"),
+            }
+            for s in summaries
+        ]
+    )
     slope = fit_slope(table["d"], table["n_star"]) if len(table) else None
     if not cfg.quiet and len(table):
         print(table.to_string(index=False))
         print(f"log-log slope of n*(d): {slope}")
-    result = {"experiment": cfg.experiment.name, "dataset": "spiked", "mechanism": cfg.mechanism.name,
-              "records_written": int(written), "results_dir": str(results_root(cfg)),
-              "n_star": {int(s["d"]): s["n_star"] for s in summaries}, "slope": slope}
+    result = {
+        "experiment": cfg.experiment.name,
+        "dataset": "spiked",
+        "mechanism": cfg.mechanism.name,
+        "records_written": int(written),
+        "results_dir": str(results_root(cfg)),
+        "n_star": {int(s["d"]): s["n_star"] for s in summaries},
+        "slope": slope,
+    }
     emit(result, cfg)
     return result
 
@@ -198,6 +279,7 @@ def fit_slope(d, n_star) -> float | None:
 # ---------------------------------------------------------------------------------------------
 # Online regret
 # ---------------------------------------------------------------------------------------------
+
 
 def thin_positions(m: int, points: int = 200) -> np.ndarray:
     """At most ``points`` step counts t in [1, m], log-spaced, always including 1 and m."""
@@ -235,10 +317,22 @@ def run_online_regret(cfg: DictConfig) -> dict:
                     ds = _spiked_data(cfg, m, d, m, r)
                     data = PreparedData(ds.X)
                     stream = mechanism_stream(cfg.seed, 0, r, m, int(tree))
-                    mech = configured_mechanism(cfg, tree=tree, keep_subspaces=False, keep_curves=True)
-                    out = mech(data, int(cfg.k), rng=np.random.default_rng(stream), clip=bool(cfg.clip_rows))
-                    diag = out.diagnostics   # regret, OPT, gains: exact functions of the raw rows (not private)
-                    curve, gains = np.asarray(diag.pop("regret_curve")), np.asarray(diag.pop("gains"))
+                    mech = configured_mechanism(
+                        cfg, tree=tree, keep_subspaces=False, keep_curves=True
+                    )
+                    out = mech(
+                        data,
+                        int(cfg.k),
+                        rng=np.random.default_rng(stream),
+                        clip=bool(cfg.clip_rows),
+                    )
+                    diag = (
+                        out.diagnostics
+                    )  # regret, OPT, gains: exact functions of the raw rows (not private)
+                    curve, gains = (
+                        np.asarray(diag.pop("regret_curve")),
+                        np.asarray(diag.pop("gains")),
+                    )
                     t = thin_positions(len(curve), points)
                     regret = curve[t - 1]
                     opt_t = regret + np.cumsum(gains)[t - 1]
@@ -246,25 +340,60 @@ def run_online_regret(cfg: DictConfig) -> dict:
                     b = online_regret_bounds(t, d, int(cfg.k), opt_t, step_eps, float(cfg.delta))
                     fields = output_fields(cfg, out, data, time.perf_counter() - t0)
                     fields.update(
-                        tree=tree, variant="tree" if tree else "fpl", m=m, restart=r, subset=0,
-                        mechanism_stream=stream, data_stream=[int(cfg.dataset.data_seed), m, r],
-                        regret=diag["regret"], opt=diag["opt"],
+                        tree=tree,
+                        variant="tree" if tree else "fpl",
+                        m=m,
+                        restart=r,
+                        subset=0,
+                        mechanism_stream=stream,
+                        data_stream=[int(cfg.dataset.data_seed), m, r],
+                        regret=diag["regret"],
+                        opt=diag["opt"],
                         regret_over_opt=diag["regret"] / diag["opt"],
                         projector_distance=projector_distance(out.components, ds.true_subspace),
-                        curve={"t": t, "regret": regret, "opt": opt_t,
-                               "theorem9": b["theorem9"], "theorem8": b["theorem8"],
-                               "theorem8_conditions": b["theorem8_conditions"],
-                               "theorem9_conditions": np.broadcast_to(b["theorem9_conditions"], t.shape)})
-                    rec, _, new = write_record(store, cfg, ds, data.X, fields, time.perf_counter() - t0, key)
+                        curve={
+                            "t": t,
+                            "regret": regret,
+                            "opt": opt_t,
+                            "theorem9": b["theorem9"],
+                            "theorem8": b["theorem8"],
+                            "theorem8_conditions": b["theorem8_conditions"],
+                            "theorem9_conditions": np.broadcast_to(
+                                b["theorem9_conditions"], t.shape
+                            ),
+                        },
+                    )
+                    rec, _, new = write_record(
+                        store, cfg, ds, data.X, fields, time.perf_counter() - t0, key
+                    )
                     written += new
-                rows.append({"tree": tree, "restart": r, "regret": rec["regret"], "opt": rec["opt"],
-                             "regret_over_opt": rec["regret_over_opt"], "q_F_normalised": rec["q_F_normalised"]})
+                rows.append(
+                    {
+                        "tree": tree,
+                        "restart": r,
+                        "regret": rec["regret"],
+                        "opt": rec["opt"],
+                        "regret_over_opt": rec["regret_over_opt"],
+                        "q_F_normalised": rec["q_F_normalised"],
+                    }
+                )
     df = pd.DataFrame(rows)
-    summary = df.groupby("tree")[["regret", "opt", "regret_over_opt", "q_F_normalised"]].mean().reset_index()
+    summary = (
+        df.groupby("tree")[["regret", "opt", "regret_over_opt", "q_F_normalised"]]
+        .mean()
+        .reset_index()
+    )
     if not cfg.quiet:
         print(summary.to_string(index=False))
-    result = {"experiment": cfg.experiment.name, "dataset": "spiked", "mechanism": "online_pca", "m": m, "d": d,
-              "records_written": int(written), "results_dir": str(results_root(cfg)),
-              "summary": summary.to_dict(orient="records")}
+    result = {
+        "experiment": cfg.experiment.name,
+        "dataset": "spiked",
+        "mechanism": "online_pca",
+        "m": m,
+        "d": d,
+        "records_written": int(written),
+        "results_dir": str(results_root(cfg)),
+        "summary": summary.to_dict(orient="records"),
+    }
     emit(result, cfg)
     return result

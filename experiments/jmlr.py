@@ -23,20 +23,35 @@ from mechanisms.bounds import mod_sulq_correlation_upper_bound
 from mechanisms.calibration import mod_sulq_noise_scale
 
 from .loading import load_configured, subsample
-from .provenance import git_commit, package_versions
 from .progress import progress_bar, progress_enabled
-from .records import (configured_mechanism, emit, evaluate_mechanism, mechanism_params, mechanism_rng,
-                      mechanism_stream, output_fields, results_root, run_key, subset_rng, subset_stream,
-                      write_record)
+from .provenance import git_commit, package_versions
+from .records import (
+    configured_mechanism,
+    emit,
+    evaluate_mechanism,
+    mechanism_params,
+    mechanism_rng,
+    mechanism_stream,
+    output_fields,
+    results_root,
+    run_key,
+    subset_rng,
+    subset_stream,
+    write_record,
+)
 from .results import ResultStore
 from .threads import pinned
 
 log = logging.getLogger(__name__)
 
 #: the paper's positive class for Table 2
-POSITIVE_LABEL = {"kddcup": "normal.", "localization": "falling",
-                  # footnote 1's data sets: the income label (census) and caravan-policy owner (insurance)
-                  "census": "50000+", "insurance": "1"}
+POSITIVE_LABEL = {
+    "kddcup": "normal.",
+    "localization": "falling",
+    # footnote 1's data sets: the income label (census) and caravan-policy owner (insurance)
+    "census": "50000+",
+    "insurance": "1",
+}
 
 
 def restarts_for(cfg: DictConfig) -> int:
@@ -53,7 +68,7 @@ def n_grid(total: int, n_min: int, points: int) -> list[int]:
 
 
 def _summary(df: pd.DataFrame, by: list[str], value: str = "q_F") -> pd.DataFrame:
-    return (df.groupby(by)[value].agg(["mean", "std", "count"]).reset_index())
+    return df.groupby(by)[value].agg(["mean", "std", "count"]).reset_index()
 
 
 def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: str) -> int:
@@ -78,7 +93,9 @@ def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: 
                 data_key, data = point_data_key, make_data()
             fields = evaluate_mechanism(cfg, data, stream, mech)
             fields.update(key_fields)
-            written += write_record(store, cfg, dataset, data.X, fields, time.perf_counter() - t0, key).written
+            written += write_record(
+                store, cfg, dataset, data.X, fields, time.perf_counter() - t0, key
+            ).written
             bar.update(1)
     return written
 
@@ -94,14 +111,18 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
     """
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     total = dataset.X.shape[0]
-    grid = list(cfg.experiment.n_grid) if cfg.experiment.n_grid else n_grid(total, cfg.scale.n_min,
-                                                                             cfg.scale.n_points)
+    grid = (
+        list(cfg.experiment.n_grid)
+        if cfg.experiment.n_grid
+        else n_grid(total, cfg.scale.n_min, cfg.scale.n_points)
+    )
     restarts = restarts_for(cfg)
     subsets = int(cfg.scale.subsets)
 
     if _restarts_as_chains(cfg):
         written = _ppca_groups(cfg, dataset, grid, subsets, restarts)
     else:
+
         def points():
             for n in grid:
                 for s in range(subsets):
@@ -110,15 +131,31 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
                     def make(n=n, stream=stream):
                         X, _, _ = subsample(dataset.X, n, np.random.default_rng(stream))
                         return PreparedData(X, clip=bool(cfg.clip_rows))
-                    for r in range(restarts):
-                        yield ({"n": int(n), "subset": s, "restart": r, "subset_stream": stream},
-                               mechanism_stream(cfg.seed, s, r, n), (n, s), make)
 
-        written = _sweep(cfg, dataset, points(), len(grid) * subsets * restarts,
-                         f"{cfg.mechanism.name}/{cfg.dataset.name}")
-    df = ResultStore(results_root(cfg)).load(experiment="utility_vs_n", dataset=dataset.name,
-                                             mechanism=cfg.mechanism.name, scale=cfg.scale.name)
-    return _finish(cfg, "utility_vs_n", written, _summary(_same_calibration(df, cfg), ["n"]) if len(df) else df)
+                    for r in range(restarts):
+                        yield (
+                            {"n": int(n), "subset": s, "restart": r, "subset_stream": stream},
+                            mechanism_stream(cfg.seed, s, r, n),
+                            (n, s),
+                            make,
+                        )
+
+        written = _sweep(
+            cfg,
+            dataset,
+            points(),
+            len(grid) * subsets * restarts,
+            f"{cfg.mechanism.name}/{cfg.dataset.name}",
+        )
+    df = ResultStore(results_root(cfg)).load(
+        experiment="utility_vs_n",
+        dataset=dataset.name,
+        mechanism=cfg.mechanism.name,
+        scale=cfg.scale.name,
+    )
+    return _finish(
+        cfg, "utility_vs_n", written, _summary(_same_calibration(df, cfg), ["n"]) if len(df) else df
+    )
 
 
 def _same_calibration(df: pd.DataFrame, cfg: DictConfig) -> pd.DataFrame:
@@ -147,8 +184,14 @@ def _group_key(cfg: DictConfig, n: int | None, subset: int, restart: int, **extr
     params.update(_group_extra_params(cfg))
     if n is not None:
         extra["n"] = int(n)
-    return run_key(cfg, subset=int(subset), restart=int(restart), mechanism_params=params,
-                   restarts_as_chains=True, **extra)
+    return run_key(
+        cfg,
+        subset=int(subset),
+        restart=int(restart),
+        mechanism_params=params,
+        restarts_as_chains=True,
+        **extra,
+    )
 
 
 def _ppca_group_releases(cfg: DictConfig, data: PreparedData, streams: list) -> list:
@@ -161,8 +204,13 @@ def _ppca_group_releases(cfg: DictConfig, data: PreparedData, streams: list) -> 
     params.pop("n_chains", None)
     params["progress"] = False
     params.update(_group_extra_params(cfg))
-    return ppca_restarts(data, int(cfg.k), rngs=[np.random.default_rng(st) for st in streams],
-                         clip=bool(cfg.clip_rows), **params)
+    return ppca_restarts(
+        data,
+        int(cfg.k),
+        rngs=[np.random.default_rng(st) for st in streams],
+        clip=bool(cfg.clip_rows),
+        **params,
+    )
 
 
 def _group_extra_params(cfg: DictConfig) -> dict:
@@ -194,12 +242,19 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
     for r, st, out in zip(missing, streams, outs):
         fields = output_fields(cfg, out, data, out.diagnostics["seconds"])
         fields["mechanism_stream"] = list(st)
-        fields.update(n=int(n), subset=int(subset), restart=int(r), subset_stream=stream,
-                      restarts_as_chains=True, group_restarts=list(map(int, missing)),
-                      group_data_seconds=t_data)
+        fields.update(
+            n=int(n),
+            subset=int(subset),
+            restart=int(r),
+            subset_stream=stream,
+            restarts_as_chains=True,
+            group_restarts=list(map(int, missing)),
+            group_data_seconds=t_data,
+        )
         key = _group_key(cfg, n, subset, r)
-        written += write_record(store, cfg, dataset, X, fields, t_data / len(missing) + out.diagnostics["seconds"],
-                                key).written
+        written += write_record(
+            store, cfg, dataset, X, fields, t_data / len(missing) + out.diagnostics["seconds"], key
+        ).written
     return written
 
 
@@ -216,20 +271,31 @@ def _ppca_groups(cfg: DictConfig, dataset, grid: list[int], subsets: int, restar
     # then larger n first (its second moment takes longest to form)
     groups.sort(key=lambda g: (-len(g[2]), -g[0], g[1]))
     workers = int(cfg.get("workers", 1) or 1)
-    log.info("utility_vs_n %s/%s: %d groups to run (%d releases), %d worker(s)", cfg.mechanism.name,
-             cfg.dataset.name, len(groups), sum(len(g[2]) for g in groups), workers)
+    log.info(
+        "utility_vs_n %s/%s: %d groups to run (%d releases), %d worker(s)",
+        cfg.mechanism.name,
+        cfg.dataset.name,
+        len(groups),
+        sum(len(g[2]) for g in groups),
+        workers,
+    )
     if workers <= 1 or len(groups) <= 1:
         written = 0
-        with progress_bar(total=len(groups), desc=f"ppca groups/{cfg.dataset.name}", enable=cfg.progress) as bar:
+        with progress_bar(
+            total=len(groups), desc=f"ppca groups/{cfg.dataset.name}", enable=cfg.progress
+        ) as bar:
             for n, s, missing in groups:
                 written += _ppca_group(cfg, dataset, n, s, missing)
                 bar.update(1)
         return written
     from joblib import Parallel, delayed
 
-    cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))  # plain values for the workers
+    cfg = OmegaConf.create(
+        OmegaConf.to_container(cfg, resolve=True)
+    )  # plain values for the workers
     results = Parallel(n_jobs=workers, backend="loky", batch_size=1, pre_dispatch="n_jobs")(
-        delayed(pinned(_ppca_group))(cfg, None, n, s, missing) for n, s, missing in groups)
+        delayed(pinned(_ppca_group))(cfg, None, n, s, missing) for n, s, missing in groups
+    )
     return int(sum(results))
 
 
@@ -245,13 +311,23 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
     for i, eps in enumerate(epsilons):
         run_cfg = cfg.copy()
         OmegaConf.update(run_cfg, "epsilon", eps, force_add=True)
-        points = (({"restart": r, "epsilon_grid": eps, "subset_stream": sub}, mechanism_stream(cfg.seed, 0, r, i), 0,
-                   lambda: data)
-                  for r in range(samples))
+        points = (
+            (
+                {"restart": r, "epsilon_grid": eps, "subset_stream": sub},
+                mechanism_stream(cfg.seed, 0, r, i),
+                0,
+                lambda: data,
+            )
+            for r in range(samples)
+        )
         written += _sweep(run_cfg, dataset, points, samples, f"{cfg.mechanism.name} eps={eps:g}")
     store = ResultStore(results_root(cfg))
-    df = store.load(experiment="utility_vs_epsilon", mechanism=cfg.mechanism.name, scale=cfg.scale.name)
-    return _finish(cfg, "utility_vs_epsilon", written, _summary(df, ["epsilon_grid"]) if len(df) else df)
+    df = store.load(
+        experiment="utility_vs_epsilon", mechanism=cfg.mechanism.name, scale=cfg.scale.name
+    )
+    return _finish(
+        cfg, "utility_vs_epsilon", written, _summary(df, ["epsilon_grid"]) if len(df) else df
+    )
 
 
 #: Table 2 classifier options (JMLR 2013 section 6.4 says "a linear SVM ... implemented by libSVM")
@@ -279,8 +355,11 @@ def _scaler(scaling: str):
 
     if scaling not in FEATURE_SCALINGS:
         raise ValueError(f"feature scaling must be one of {FEATURE_SCALINGS}, got {scaling!r}")
-    return {"none": "passthrough", "standard": StandardScaler(),
-            "minmax": MinMaxScaler(feature_range=(-1.0, 1.0))}[scaling]
+    return {
+        "none": "passthrough",
+        "standard": StandardScaler(),
+        "minmax": MinMaxScaler(feature_range=(-1.0, 1.0)),
+    }[scaling]
 
 
 def linear_svm_search(loss: str, scaling: str, c_grid, *, cv: int = 3, max_iter: int = 1000):
@@ -313,7 +392,7 @@ def log2_grid(spec) -> list[float]:
     start, stop, step = (int(v) for v in spec)
     if step <= 0 or stop < start:
         raise ValueError(f"log2 grid needs start <= stop and step > 0, got {list(spec)}")
-    return [2.0 ** e for e in range(start, stop + 1, step)]
+    return [2.0**e for e in range(start, stop + 1, step)]
 
 
 class SubsetGridRBF:
@@ -324,10 +403,23 @@ class SubsetGridRBF:
     training rows with the chosen (C, γ).  ``cv_rows=None`` cross-validates on every training row.
     """
 
-    def __init__(self, c_grid, gamma_grid, *, cv: int = 3, cv_rows: int | None = 2000, scaling: str = "minmax",
-                 random_state: int = 0):
+    def __init__(
+        self,
+        c_grid,
+        gamma_grid,
+        *,
+        cv: int = 3,
+        cv_rows: int | None = 2000,
+        scaling: str = "minmax",
+        random_state: int = 0,
+    ):
         self.c_grid, self.gamma_grid = [float(c) for c in c_grid], [float(g) for g in gamma_grid]
-        self.cv, self.cv_rows, self.scaling, self.random_state = int(cv), cv_rows, scaling, random_state
+        self.cv, self.cv_rows, self.scaling, self.random_state = (
+            int(cv),
+            cv_rows,
+            scaling,
+            random_state,
+        )
 
     def fit(self, X, y):
         from sklearn.base import clone
@@ -341,8 +433,12 @@ class SubsetGridRBF:
         if self.cv_rows and len(Xs) > int(self.cv_rows):
             rng = np.random.default_rng(self.random_state)
             rows = np.sort(rng.choice(len(Xs), int(self.cv_rows), replace=False))
-        search = GridSearchCV(SVC(kernel="rbf", cache_size=500), {"C": self.c_grid, "gamma": self.gamma_grid},
-                              cv=self.cv, refit=False).fit(Xs[rows], y[rows])
+        search = GridSearchCV(
+            SVC(kernel="rbf", cache_size=500),
+            {"C": self.c_grid, "gamma": self.gamma_grid},
+            cv=self.cv,
+            refit=False,
+        ).fit(Xs[rows], y[rows])
         self.best_params_ = dict(search.best_params_)
         self.n_cv_fits_ = len(search.cv_results_["params"]) * self.cv
         self.cv_rows_used_ = int(len(rows))
@@ -351,7 +447,9 @@ class SubsetGridRBF:
         return self
 
     def predict(self, X):
-        return self.svm_.predict(np.asarray(X) if self.scaler_ is None else self.scaler_.transform(X))
+        return self.svm_.predict(
+            np.asarray(X) if self.scaler_ is None else self.scaler_.transform(X)
+        )
 
     def score(self, X, y) -> float:
         return float(np.mean(self.predict(X) == np.asarray(y)))
@@ -363,8 +461,12 @@ def rbf_svm_default(n_features: int, scaling: str = "minmax"):
     from sklearn.pipeline import Pipeline
     from sklearn.svm import SVC
 
-    return Pipeline([("scale", _scaler(scaling)),
-                     ("svm", SVC(kernel="rbf", C=1.0, gamma=1.0 / int(n_features), cache_size=500))])
+    return Pipeline(
+        [
+            ("scale", _scaler(scaling)),
+            ("svm", SVC(kernel="rbf", C=1.0, gamma=1.0 / int(n_features), cache_size=500)),
+        ]
+    )
 
 
 def fit_classifier(proto: dict, Z, y, *, random_state: int = 0) -> tuple[object, dict]:
@@ -379,23 +481,44 @@ def fit_classifier(proto: dict, Z, y, *, random_state: int = 0) -> tuple[object,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         if proto["classifier"] == "linear":
-            model = linear_svm_search(proto["svm_loss"], proto["feature_scaling"], proto["svm_C_grid"],
-                                      cv=proto["svm_cv_folds"], max_iter=proto["svm_max_iter"]).fit(Z, y)
+            model = linear_svm_search(
+                proto["svm_loss"],
+                proto["feature_scaling"],
+                proto["svm_C_grid"],
+                cv=proto["svm_cv_folds"],
+                max_iter=proto["svm_max_iter"],
+            ).fit(Z, y)
             C, gamma = float(model.best_params_["svm__C"]), None
             fits = len(model.cv_results_["params"]) * proto["svm_cv_folds"] + 1
         elif proto["classifier"] == "rbf_default":
             model = rbf_svm_default(Z.shape[1], proto["feature_scaling"]).fit(Z, y)
             C, gamma, fits = 1.0, 1.0 / Z.shape[1], 1
         elif proto["classifier"] == "rbf":
-            model = SubsetGridRBF(log2_grid(proto["svm_log2_C"]), log2_grid(proto["svm_log2_gamma"]),
-                                  cv=proto["svm_cv_folds"], cv_rows=proto["svm_cv_rows"],
-                                  scaling=proto["feature_scaling"], random_state=random_state).fit(Z, y)
-            C, gamma, fits = model.best_params_["C"], model.best_params_["gamma"], model.n_cv_fits_ + 1
+            model = SubsetGridRBF(
+                log2_grid(proto["svm_log2_C"]),
+                log2_grid(proto["svm_log2_gamma"]),
+                cv=proto["svm_cv_folds"],
+                cv_rows=proto["svm_cv_rows"],
+                scaling=proto["feature_scaling"],
+                random_state=random_state,
+            ).fit(Z, y)
+            C, gamma, fits = (
+                model.best_params_["C"],
+                model.best_params_["gamma"],
+                model.n_cv_fits_ + 1,
+            )
         else:
-            raise ValueError(f"classifier must be one of {CLASSIFIERS}, got {proto['classifier']!r}")
+            raise ValueError(
+                f"classifier must be one of {CLASSIFIERS}, got {proto['classifier']!r}"
+            )
     unconverged = min(fits, sum(issubclass(w.category, ConvergenceWarning) for w in caught))
-    return model, {"svm_C": float(C), "svm_gamma": None if gamma is None else float(gamma), "svm_fits": int(fits),
-                   "svm_fits_converged": int(fits - unconverged), "svm_converged": unconverged == 0}
+    return model, {
+        "svm_C": float(C),
+        "svm_gamma": None if gamma is None else float(gamma),
+        "svm_fits": int(fits),
+        "svm_fits_converged": int(fits - unconverged),
+        "svm_converged": unconverged == 0,
+    }
 
 
 class UnconvergedFitError(ValueError):
@@ -403,7 +526,11 @@ class UnconvergedFitError(ValueError):
 
 
 def _flag_false(v) -> bool:
-    return v is not None and not (isinstance(v, float) and np.isnan(v)) and str(v) not in ("True", "1", "1.0")
+    return (
+        v is not None
+        and not (isinstance(v, float) and np.isnan(v))
+        and str(v) not in ("True", "1", "1.0")
+    )
 
 
 def require_converged(records: pd.DataFrame, allow_unconverged: bool = False) -> pd.DataFrame:
@@ -416,7 +543,11 @@ def require_converged(records: pd.DataFrame, allow_unconverged: bool = False) ->
     """
     if records.empty:
         return records
-    has_flag = records["svm_converged"].notna() if "svm_converged" in records else pd.Series(False, index=records.index)
+    has_flag = (
+        records["svm_converged"].notna()
+        if "svm_converged" in records
+        else pd.Series(False, index=records.index)
+    )
     bad = records["svm_converged"].map(_flag_false) if "svm_converged" in records else ~has_flag
     bad = bad & has_flag
     if "svm_convergence_warnings" in records:
@@ -428,7 +559,8 @@ def require_converged(records: pd.DataFrame, allow_unconverged: bool = False) ->
         raise UnconvergedFitError(
             f"{int(bad.sum())} classification record(s) hold SVM fits stopped at their iteration limit ({where}); "
             "re-run them with a classifier that converges (experiment.classifier=rbf_default or rbf, or linear with "
-            "svm_loss=squared_hinge)")
+            "svm_loss=squared_hinge)"
+        )
     return records
 
 
@@ -451,27 +583,49 @@ def classification_protocol(cfg: DictConfig) -> dict:
     if loss not in SVM_LOSSES:
         raise ValueError(f"experiment.svm_loss must be one of {SVM_LOSSES}, got {loss!r}")
     if scaling not in FEATURE_SCALINGS:
-        raise ValueError(f"experiment.feature_scaling must be one of {FEATURE_SCALINGS}, got {scaling!r}")
-    proto = {"classifier": classifier, "svm_loss": loss, "feature_scaling": scaling,
-             "svm_max_iter": int(e.svm_max_iter), "svm_cv_folds": int(e.svm_cv_folds), "svm_C_grid": None,
-             "svm_log2_C": None, "svm_log2_gamma": None, "svm_cv_rows": None,
-             "random_entries": None, "random_projection": None,
-             "drop_feature_prefixes": [str(x) for x in (e.get("drop_feature_prefixes") or [])]}
+        raise ValueError(
+            f"experiment.feature_scaling must be one of {FEATURE_SCALINGS}, got {scaling!r}"
+        )
+    proto = {
+        "classifier": classifier,
+        "svm_loss": loss,
+        "feature_scaling": scaling,
+        "svm_max_iter": int(e.svm_max_iter),
+        "svm_cv_folds": int(e.svm_cv_folds),
+        "svm_C_grid": None,
+        "svm_log2_C": None,
+        "svm_log2_gamma": None,
+        "svm_cv_rows": None,
+        "random_entries": None,
+        "random_projection": None,
+        "drop_feature_prefixes": [str(x) for x in (e.get("drop_feature_prefixes") or [])],
+    }
     if classifier == "linear":
         proto["svm_C_grid"] = [float(c) for c in e.svm_C_grid]
     else:  # libSVM's C-SVC: the hinge loss, solved to its tolerance (no iteration limit)
         proto.update(svm_loss="hinge", svm_max_iter=-1)
     if classifier == "rbf":
-        proto.update(svm_log2_C=[int(v) for v in e.svm_log2_C], svm_log2_gamma=[int(v) for v in e.svm_log2_gamma],
-                     svm_cv_rows=None if e.get("svm_cv_rows") is None else int(e.svm_cv_rows))
-        log2_grid(proto["svm_log2_C"]), log2_grid(proto["svm_log2_gamma"])  # a malformed grid fails here
+        proto.update(
+            svm_log2_C=[int(v) for v in e.svm_log2_C],
+            svm_log2_gamma=[int(v) for v in e.svm_log2_gamma],
+            svm_cv_rows=None if e.get("svm_cv_rows") is None else int(e.svm_cv_rows),
+        )
+        (
+            log2_grid(proto["svm_log2_C"]),
+            log2_grid(proto["svm_log2_gamma"]),
+        )  # a malformed grid fails here
     if cfg.mechanism.name == "random":
         from mechanisms.random_projection import RANDOM_ENTRIES
+
         entries, projection = str(e.random_entries), str(e.random_projection)
         if entries not in RANDOM_ENTRIES:
-            raise ValueError(f"experiment.random_entries must be one of {RANDOM_ENTRIES}, got {entries!r}")
+            raise ValueError(
+                f"experiment.random_entries must be one of {RANDOM_ENTRIES}, got {entries!r}"
+            )
         if projection not in ("orthonormal", "raw"):
-            raise ValueError(f"experiment.random_projection must be 'orthonormal' or 'raw', got {projection!r}")
+            raise ValueError(
+                f"experiment.random_projection must be 'orthonormal' or 'raw', got {projection!r}"
+            )
         proto.update(random_entries=entries, random_projection=projection)
     return proto
 
@@ -514,30 +668,50 @@ def run_classification(cfg: DictConfig) -> dict:
         names = list(getattr(dataset, "feature_names", None) or [])
         if len(names) != X_all.shape[1]:
             raise ValueError("drop_feature_prefixes needs the data set's feature names")
-        keep = [i for i, nm in enumerate(names) if not any(nm.startswith(p) for p in proto["drop_feature_prefixes"])]
+        keep = [
+            i
+            for i, nm in enumerate(names)
+            if not any(nm.startswith(p) for p in proto["drop_feature_prefixes"])
+        ]
         if len(keep) == len(names):
             raise ValueError(f"no feature starts with {proto['drop_feature_prefixes']}")
         X_all = np.ascontiguousarray(X_all[:, keep])
     max_rows = cfg.scale.classification.max_rows
     store = ResultStore(results_root(cfg))
-    perms, projs = int(cfg.scale.classification.permutations), int(cfg.scale.classification.projections)
+    perms, projs = (
+        int(cfg.scale.classification.permutations),
+        int(cfg.scale.classification.projections),
+    )
     written = 0
-    bar = progress_bar(total=perms * projs, desc=f"{cfg.mechanism.name} classification",
-                       enable=cfg.progress)
+    bar = progress_bar(
+        total=perms * projs, desc=f"{cfg.mechanism.name} classification", enable=cfg.progress
+    )
     mech = configured_mechanism(cfg)
     mech_kwargs = {} if proto["random_entries"] is None else {"entries": proto["random_entries"]}
     if proto["random_projection"] == "raw":
-        mech_kwargs["return_matrix"] = True   # the raw (non-orthonormal) matrix is used as the projection
+        mech_kwargs["return_matrix"] = (
+            True  # the raw (non-orthonormal) matrix is used as the projection
+        )
     # PPCA by MCMC with scale.ppca_restarts_as_chains (paper scale): the projections of one permutation
     # share the hold-out data, so its missing releases are the chains of one ppca_restarts call
     grouped = _restarts_as_chains(cfg)
     for p in range(perms):
         hold, train, test = classification_split(X_all.shape[0], cfg.seed, p, max_rows)
         holdout = None
-        key_extra = dict(positive_label=str(positive), max_rows=None if not max_rows else int(max_rows),
-                         d_classified=int(X_all.shape[1]), **proto)
-        keys = [(_group_key(cfg, None, p, j, **key_extra) if grouped
-                 else run_key(cfg, subset=p, restart=j, **key_extra)) for j in range(projs)]
+        key_extra = dict(
+            positive_label=str(positive),
+            max_rows=None if not max_rows else int(max_rows),
+            d_classified=int(X_all.shape[1]),
+            **proto,
+        )
+        keys = [
+            (
+                _group_key(cfg, None, p, j, **key_extra)
+                if grouped
+                else run_key(cfg, subset=p, restart=j, **key_extra)
+            )
+            for j in range(projs)
+        ]
         group_outs, fitted = {}, {}
         if grouped:  # this permutation's missing PPCA releases: the chains of one call (one subset)
             missing = [j for j in range(projs) if not store.has(keys[j])]
@@ -545,7 +719,9 @@ def run_classification(cfg: DictConfig) -> dict:
                 t0 = time.perf_counter()
                 holdout = PreparedData(X_all[hold], clip=bool(cfg.clip_rows))
                 group_data_seconds = time.perf_counter() - t0
-                outs = _ppca_group_releases(cfg, holdout, [mechanism_stream(cfg.seed, p, j) for j in missing])
+                outs = _ppca_group_releases(
+                    cfg, holdout, [mechanism_stream(cfg.seed, p, j) for j in missing]
+                )
                 group_outs = dict(zip(missing, outs))
         for j in range(projs):
             key = keys[j]
@@ -556,18 +732,30 @@ def run_classification(cfg: DictConfig) -> dict:
             if j in group_outs:
                 out = group_outs[j]
                 share = group_data_seconds / len(group_outs) + out.diagnostics["seconds"]
-                t0 -= share   # this release's share of the group's data and chains, in its wall time
+                t0 -= share  # this release's share of the group's data and chains, in its wall time
                 fields = output_fields(cfg, out, holdout, share)
-                fields.update(restarts_as_chains=True, group_restarts=sorted(group_outs),
-                              mechanism_stream=list(mechanism_stream(cfg.seed, p, j)))
+                fields.update(
+                    restarts_as_chains=True,
+                    group_restarts=sorted(group_outs),
+                    mechanism_stream=list(mechanism_stream(cfg.seed, p, j)),
+                )
             else:
                 if holdout is None:
                     holdout = PreparedData(X_all[hold], clip=bool(cfg.clip_rows))
-                out = mech(holdout, int(cfg.k), rng=mechanism_rng(cfg.seed, p, j), clip=bool(cfg.clip_rows),
-                           **mech_kwargs)
+                out = mech(
+                    holdout,
+                    int(cfg.k),
+                    rng=mechanism_rng(cfg.seed, p, j),
+                    clip=bool(cfg.clip_rows),
+                    **mech_kwargs,
+                )
                 fields = output_fields(cfg, out, holdout, time.perf_counter() - t0)
             # the raw random matrix (not orthonormal) only when the protocol asks for it
-            P = out.release["projection_matrix"] if proto["random_projection"] == "raw" else out.components
+            P = (
+                out.release["projection_matrix"]
+                if proto["random_projection"] == "raw"
+                else out.components
+            )
             Z_train, Z_test = X_all[train] @ P, X_all[test] @ P
             if np.unique(y_all[train]).size < 2:
                 raise ValueError("training split has a single class; use more rows")
@@ -575,20 +763,35 @@ def run_classification(cfg: DictConfig) -> dict:
             # a projection seen before in this permutation (non-private PCA's) gives the same fit
             digest = P.tobytes()
             if digest not in fitted:
-                model, fit_fields = fit_classifier(proto, Z_train, y_all[train], random_state=int(p))
+                model, fit_fields = fit_classifier(
+                    proto, Z_train, y_all[train], random_state=int(p)
+                )
                 fitted[digest] = (float(model.score(Z_test, y_all[test])), fit_fields)
             acc, fit_fields = fitted[digest]
-            fields.update(subset=p, restart=j, accuracy=acc, **fit_fields,
-                          majority_accuracy=majority_label_accuracy(y_all[train], y_all[test]),
-                          positive_rate_test=float(np.mean(y_all[test])),
-                          n_train=int(len(train)), n_test=int(len(test)), positive_label=str(positive),
-                          d_classified=int(X_all.shape[1]), **proto)
-            written += write_record(store, cfg, dataset, holdout.X, fields, time.perf_counter() - t0,
-                                    key).written
+            fields.update(
+                subset=p,
+                restart=j,
+                accuracy=acc,
+                **fit_fields,
+                majority_accuracy=majority_label_accuracy(y_all[train], y_all[test]),
+                positive_rate_test=float(np.mean(y_all[test])),
+                n_train=int(len(train)),
+                n_test=int(len(test)),
+                positive_label=str(positive),
+                d_classified=int(X_all.shape[1]),
+                **proto,
+            )
+            written += write_record(
+                store, cfg, dataset, holdout.X, fields, time.perf_counter() - t0, key
+            ).written
             bar.update(1)
     bar.close()
-    df = store.load(experiment="classification", dataset=dataset.name, mechanism=cfg.mechanism.name,
-                    scale=cfg.scale.name)
+    df = store.load(
+        experiment="classification",
+        dataset=dataset.name,
+        mechanism=cfg.mechanism.name,
+        scale=cfg.scale.name,
+    )
     summary = _summary(require_converged(df), ["mechanism"], "accuracy") if len(df) else df
     return _finish(cfg, "classification", written, summary)
 
@@ -603,19 +806,35 @@ def run_sulq_bound(cfg: DictConfig) -> dict:
         for eps in e.epsilons:
             for lg in grid:
                 n = int(round(10**lg))
-                key = {"experiment": "sulq_bound", "d": int(d), "epsilon": float(eps), "n": n,
-                       "delta": float(cfg.delta)}
+                key = {
+                    "experiment": "sulq_bound",
+                    "d": int(d),
+                    "epsilon": float(eps),
+                    "n": n,
+                    "delta": float(cfg.delta),
+                }
                 if store.has(key):
                     continue
                 bound = mod_sulq_correlation_upper_bound(n, int(d), float(eps), float(cfg.delta))
-                record = {"run_key": key, **key, "log10_n": float(lg), "bound": bound,
-                          "mechanism": "mod_sulq", "neighbouring": "replace-one-row",
-                          "noise_scale": mod_sulq_noise_scale(n, int(d), float(eps), float(cfg.delta)),
-                          "versions": package_versions(), "git_commit": git_commit()}
+                record = {
+                    "run_key": key,
+                    **key,
+                    "log10_n": float(lg),
+                    "bound": bound,
+                    "mechanism": "mod_sulq",
+                    "neighbouring": "replace-one-row",
+                    "noise_scale": mod_sulq_noise_scale(n, int(d), float(eps), float(cfg.delta)),
+                    "versions": package_versions(),
+                    "git_commit": git_commit(),
+                }
                 written += store.write(record)[1]
     df = store.load(experiment="sulq_bound")
-    return _finish(cfg, "sulq_bound", written, df.groupby(["d", "epsilon"])["bound"].agg(["min", "max"])
-                   .reset_index())
+    return _finish(
+        cfg,
+        "sulq_bound",
+        written,
+        df.groupby(["d", "epsilon"])["bound"].agg(["min", "max"]).reset_index(),
+    )
 
 
 def run_gibbs_convergence(cfg: DictConfig) -> dict:
@@ -624,8 +843,13 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
     from mechanisms.ppca import gibbs_convergence_traces
 
     g = cfg.scale.gibbs
-    key = run_key(cfg, chains=int(g.chains), chain_iterations=int(g.iterations),
-                  record_every=int(g.record_every), sampler=str(cfg.experiment.sampler))
+    key = run_key(
+        cfg,
+        chains=int(g.chains),
+        chain_iterations=int(g.iterations),
+        record_every=int(g.record_every),
+        sampler=str(cfg.experiment.sampler),
+    )
     store = ResultStore(results_root(cfg))
     written = 0
     if not store.has(key):  # load the data (and its n·d² second moment) only when there is work
@@ -634,28 +858,53 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
         X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, 0))
         data = PreparedData(X, clip=bool(cfg.clip_rows))
         every = int(g.record_every)
-        res = gibbs_convergence_traces(data.A, data.X.shape[0], float(cfg.epsilon), int(cfg.k),
-                                       n_chains=int(g.chains), iterations=int(g.iterations),
-                                       rng=mechanism_rng(cfg.seed, 0, 0), record_every=every,
-                                       sampler=str(cfg.experiment.sampler),
-                                       progress=progress_enabled(cfg.progress))
-        fields = {"mechanism": "ppca", "epsilon": float(cfg.epsilon), "delta": 0.0,
-                  "neighbouring": "replace-one-row", "guarantee_status": "nominal (MCMC)",
-                  "sampler": res["sampler"],
-                  "concentration": ppca_concentration(data.X.shape[0], float(cfg.epsilon)),
-                  "top_concentration": res["concentration"], "rhat": res["rhat"], "ess": res["ess"],
-                  "converged": res["converged"], "sampler_seconds": res["seconds"],
-                  "sweeps_per_iteration": res.get("sweeps_per_iteration"),
-                  "traces": {"iterations": res["T"], "log_F": res["log_F"],
-                             "q_F_thinned": res["q_F"][:, every - 1::every]}}
-        written = write_record(store, cfg, dataset, X, fields, time.perf_counter() - t0, key).written
+        res = gibbs_convergence_traces(
+            data.A,
+            data.X.shape[0],
+            float(cfg.epsilon),
+            int(cfg.k),
+            n_chains=int(g.chains),
+            iterations=int(g.iterations),
+            rng=mechanism_rng(cfg.seed, 0, 0),
+            record_every=every,
+            sampler=str(cfg.experiment.sampler),
+            progress=progress_enabled(cfg.progress),
+        )
+        fields = {
+            "mechanism": "ppca",
+            "epsilon": float(cfg.epsilon),
+            "delta": 0.0,
+            "neighbouring": "replace-one-row",
+            "guarantee_status": "nominal (MCMC)",
+            "sampler": res["sampler"],
+            "concentration": ppca_concentration(data.X.shape[0], float(cfg.epsilon)),
+            "top_concentration": res["concentration"],
+            "rhat": res["rhat"],
+            "ess": res["ess"],
+            "converged": res["converged"],
+            "sampler_seconds": res["seconds"],
+            "sweeps_per_iteration": res.get("sweeps_per_iteration"),
+            "traces": {
+                "iterations": res["T"],
+                "log_F": res["log_F"],
+                "q_F_thinned": res["q_F"][:, every - 1 :: every],
+            },
+        }
+        written = write_record(
+            store, cfg, dataset, X, fields, time.perf_counter() - t0, key
+        ).written
     return _finish(cfg, "gibbs_convergence", written, pd.DataFrame())
 
 
 def _finish(cfg: DictConfig, name: str, written: int, summary: pd.DataFrame) -> dict:
     if not cfg.quiet and len(summary):
         print(summary.to_string(index=False))
-    result = {"experiment": name, "dataset": cfg.dataset.name, "mechanism": cfg.mechanism.name,
-              "records_written": int(written), "results_dir": str(results_root(cfg))}
+    result = {
+        "experiment": name,
+        "dataset": cfg.dataset.name,
+        "mechanism": cfg.mechanism.name,
+        "records_written": int(written),
+        "results_dir": str(results_root(cfg)),
+    }
     emit(result, cfg)
     return result

@@ -18,14 +18,17 @@ def load_configured(dataset_cfg: Any, data_dir: str | None = None):
         from .synthetic import load_synthetic
 
         params = dict(dataset_cfg.get("params") or {})
-        return load_synthetic(name, n=dataset_cfg.get("size"), seed=dataset_cfg.get("data_seed", 0), **params)
+        return load_synthetic(
+            name, n=dataset_cfg.get("size"), seed=dataset_cfg.get("data_seed", 0), **params
+        )
     from .datasets import load_dataset
 
     return load_dataset(name, data_dir=data_dir, split=dataset_cfg.get("split"))
 
 
-def subsample(X: np.ndarray, n: int | None, rng: np.random.Generator,
-              y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+def subsample(
+    X: np.ndarray, n: int | None, rng: np.random.Generator, y: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """A uniformly random subset of ``n`` rows (without replacement); ``n=None`` keeps every row.
 
     Returns ``(X_sub, y_sub, indices)`` (indices is None when nothing was dropped).

@@ -49,8 +49,10 @@ def _versions(peer: str) -> dict:
     from importlib import metadata
 
     out = {"python": sys.version.split()[0], "numpy": np.__version__}
-    names = {"diffprivlib": ("diffprivlib", "diffprivlib-fix", "scikit-learn", "scipy"),
-             "opendp": ("opendp", "scikit-learn", "scipy", "randomgen")}.get(peer, ())
+    names = {
+        "diffprivlib": ("diffprivlib", "diffprivlib-fix", "scikit-learn", "scipy"),
+        "opendp": ("opendp", "scikit-learn", "scipy", "randomgen"),
+    }.get(peer, ())
     for name in names:
         try:
             out[name] = metadata.version(name)
@@ -60,6 +62,7 @@ def _versions(peer: str) -> dict:
 
 
 # --------------------------------------------------------------------------- diffprivlib
+
 
 def _diffprivlib_probe() -> None:
     import diffprivlib.models  # noqa: F401  (fails with scikit-learn >= 1.9: sklearn.tree._tree.DOUBLE)
@@ -74,20 +77,40 @@ def _diffprivlib_pca(req: dict, X: np.ndarray, job: Path) -> dict:
     eps = float(req["epsilon"])
     accountant = BudgetAccountant()
     # diffprivlib's PCA spends exactly the epsilon it is given (accountant.spend(self.epsilon, 0)).
-    _write_json(job / "plan.json", {"certified_epsilon": eps, "certified_delta": 0.0, "nominal_epsilon": eps,
-                                    "accounting": "BudgetAccountant: PCA spends its epsilon argument"})
-    model = PCA(n_components=int(req["k"]), epsilon=eps, data_norm=1.0, centered=True,
-                random_state=req.get("seed"), accountant=accountant)
+    _write_json(
+        job / "plan.json",
+        {
+            "certified_epsilon": eps,
+            "certified_delta": 0.0,
+            "nominal_epsilon": eps,
+            "accounting": "BudgetAccountant: PCA spends its epsilon argument",
+        },
+    )
+    model = PCA(
+        n_components=int(req["k"]),
+        epsilon=eps,
+        data_norm=1.0,
+        centered=True,
+        random_state=req.get("seed"),
+        accountant=accountant,
+    )
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(np.array(X, copy=True))
     fit_seconds = time.perf_counter() - t0
     spent_eps, spent_delta = accountant.total()
-    return {"components": np.asarray(model.components_, dtype=np.float64).T,
-            "meta": {"certified_epsilon": float(spent_eps), "certified_delta": float(spent_delta),
-                     "nominal_epsilon": eps, "fit_seconds": fit_seconds, "seeded": True,
-                     "accounting": "BudgetAccountant.total() after fit"}}
+    return {
+        "components": np.asarray(model.components_, dtype=np.float64).T,
+        "meta": {
+            "certified_epsilon": float(spent_eps),
+            "certified_delta": float(spent_delta),
+            "nominal_epsilon": eps,
+            "fit_seconds": fit_seconds,
+            "seeded": True,
+            "accounting": "BudgetAccountant.total() after fit",
+        },
+    }
 
 
 def _diffprivlib_bingham(req: dict) -> np.ndarray:
@@ -95,7 +118,9 @@ def _diffprivlib_bingham(req: dict) -> np.ndarray:
 
     C = np.asarray(req["matrix"], dtype=np.float64)
     # diffprivlib's Bingham targets exp(epsilon / (4 * sensitivity) * u'Cu): epsilon = 4 kappa.
-    mech = Bingham(epsilon=4.0 * float(req["kappa"]), sensitivity=1.0, random_state=int(req["seed"]))
+    mech = Bingham(
+        epsilon=4.0 * float(req["kappa"]), sensitivity=1.0, random_state=int(req["seed"])
+    )
     return np.array([mech.randomise(C) for _ in range(int(req["draws"]))])
 
 
@@ -116,6 +141,7 @@ def _opendp():
 def _opendp_probe() -> None:
     dp = _opendp()
     import opendp.extras.sklearn.decomposition  # noqa: F401
+
     dp.numpy.array2_domain(num_columns=2, size=3, T=float)
 
 
@@ -123,12 +149,16 @@ def _opendp_measurement(dp, req: dict, n: int, d: int, nominal: float):
     """(measurement, sklearn model or None) for nominal epsilon ``nominal``."""
     k = int(req["k"])
     if req.get("api", "measurement") == "sklearn":
-        model = dp.sklearn.decomposition.PCA(epsilon=nominal, row_norm=1.0, n_samples=n, n_features=d,
-                                             n_components=k)
+        model = dp.sklearn.decomposition.PCA(
+            epsilon=nominal, row_norm=1.0, n_samples=n, n_features=d, n_components=k
+        )
         return model.measurement(), model
-    domain = dp.numpy.array2_domain(norm=1.0, p=2, origin=np.zeros(d), size=n, num_columns=d, T=float)
-    meas = dp.sklearn.decomposition.make_private_pca(domain, dp.symmetric_distance(), float(nominal),
-                                                     num_components=k)
+    domain = dp.numpy.array2_domain(
+        norm=1.0, p=2, origin=np.zeros(d), size=n, num_columns=d, T=float
+    )
+    meas = dp.sklearn.decomposition.make_private_pca(
+        domain, dp.symmetric_distance(), float(nominal), num_components=k
+    )
     return meas, None
 
 
@@ -148,11 +178,16 @@ def _opendp_pca(req: dict, X: np.ndarray, job: Path) -> dict:
         nominal = target * target / certified_at_target
         meas, model = _opendp_measurement(dp, req, n, d, nominal)
     certified = float(meas.map(OPENDP_ONE_CHANGE))
-    info = {"certified_epsilon": certified, "certified_delta": 0.0, "nominal_epsilon": nominal,
-            "certified_epsilon_at_nominal_target": certified_at_target,
-            "map_d_in_1": float(meas.map(1)), "accounting": f"measurement.map({OPENDP_ONE_CHANGE})",
-            "features": list(OPENDP_FEATURES),
-            "api": req.get("api", "measurement")}
+    info = {
+        "certified_epsilon": certified,
+        "certified_delta": 0.0,
+        "nominal_epsilon": nominal,
+        "certified_epsilon_at_nominal_target": certified_at_target,
+        "map_d_in_1": float(meas.map(1)),
+        "accounting": f"measurement.map({OPENDP_ONE_CHANGE})",
+        "features": list(OPENDP_FEATURES),
+        "api": req.get("api", "measurement"),
+    }
     _write_json(job / "plan.json", info)
     t0 = time.perf_counter()
     if model is not None:
@@ -177,7 +212,11 @@ def _opendp_bingham(req: dict) -> np.ndarray:
 
 
 PEERS = {
-    "diffprivlib": {"probe": _diffprivlib_probe, "pca": _diffprivlib_pca, "bingham_d2": _diffprivlib_bingham},
+    "diffprivlib": {
+        "probe": _diffprivlib_probe,
+        "pca": _diffprivlib_pca,
+        "bingham_d2": _diffprivlib_bingham,
+    },
     "opendp": {"probe": _opendp_probe, "pca": _opendp_pca, "bingham_d2": _opendp_bingham},
 }
 
@@ -204,7 +243,9 @@ def main(job_dir: str) -> int:
             result.update(status="ok", sampler_seconds=time.perf_counter() - t0)
         result["versions"] = _versions(peer)
     except Exception as exc:  # reported to the harness, which raises it there
-        result.update(status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+        result.update(
+            status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+        )
     if arrays:
         np.savez(job / "result.npz", **arrays)
     _write_json(job / "result.json", result)

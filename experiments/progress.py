@@ -17,6 +17,14 @@ def progress_enabled(enable: bool | None = None) -> bool:
     return sys.stderr.isatty()
 
 
-def progress_bar(total: int | None = None, desc: str = "", enable: bool | None = None, **kwargs) -> tqdm:
-    return tqdm(total=total, desc=desc, disable=not progress_enabled(enable), dynamic_ncols=True,
-                unit="run", **kwargs)
+def progress_bar(
+    total: int | None = None, desc: str = "", enable: bool | None = None, **kwargs
+) -> tqdm:
+    return tqdm(
+        total=total,
+        desc=desc,
+        disable=not progress_enabled(enable),
+        dynamic_ncols=True,
+        unit="run",
+        **kwargs,
+    )

@@ -9,7 +9,16 @@ from importlib import metadata
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "hydra-core", "numba", "dp-accounting", "privpca")
+PACKAGES = (
+    "numpy",
+    "scipy",
+    "pandas",
+    "scikit-learn",
+    "hydra-core",
+    "numba",
+    "dp-accounting",
+    "privpca",
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -27,10 +36,16 @@ def package_versions() -> dict[str, str]:
 def git_commit() -> str:
     """HEAD commit of the project, with ``+dirty`` when tracked files have uncommitted changes."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     if not head:

@@ -30,9 +30,25 @@ from .provenance import REPO_ROOT, git_commit, package_versions
 from .results import ResultStore, to_json
 from .threads import blas_provenance
 
-__all__ = ["RELEASE_COLUMNS", "Written", "components_digest", "configured_mechanism", "emit",
-           "evaluate_mechanism", "human_summary", "make_record", "mechanism_params", "mechanism_rng", "mechanism_stream",
-           "output_fields", "results_root", "run_key", "subset_rng", "subset_stream", "write_record"]
+__all__ = [
+    "RELEASE_COLUMNS",
+    "Written",
+    "components_digest",
+    "configured_mechanism",
+    "emit",
+    "evaluate_mechanism",
+    "human_summary",
+    "make_record",
+    "mechanism_params",
+    "mechanism_rng",
+    "mechanism_stream",
+    "output_fields",
+    "results_root",
+    "run_key",
+    "subset_rng",
+    "subset_stream",
+    "write_record",
+]
 
 
 def results_root(cfg: DictConfig) -> Path:
@@ -82,7 +98,7 @@ def run_key(cfg: DictConfig, **extra: Any) -> dict:
         "mechanism_params": mechanism_params(cfg),
         "k": int(cfg.k),
         "n": None if cfg.n is None else int(cfg.n),
-        "scale": cfg.scale.name,   # a run at another scale is another run (iterations, chains differ)
+        "scale": cfg.scale.name,  # a run at another scale is another run (iterations, chains differ)
         "seed": int(cfg.seed),
         "subset": int(cfg.subset),
         "restart": int(cfg.restart),
@@ -119,7 +135,11 @@ def evaluate_mechanism(cfg: DictConfig, data: PreparedData, stream: list[int], m
 #: under ``"release"``)
 RELEASE_COLUMNS = ("sampler", "iterations", "noise_scale")
 
-_LAST_OPTIMUM: list = [None, None, None]  # (A, k, q_F(V_k)): the last data's optimum, reused by its restarts
+_LAST_OPTIMUM: list = [
+    None,
+    None,
+    None,
+]  # (A, k, q_F(V_k)): the last data's optimum, reused by its restarts
 
 
 def _optimal_q_F(A: np.ndarray, k: int) -> float:
@@ -147,8 +167,12 @@ def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | Non
     g = out.guarantee
     fields = {
         "mechanism": cfg.mechanism.name,
-        "epsilon": g.epsilon, "delta": g.delta, "neighbouring": g.neighbouring,
-        "guarantee_exact": g.exact, "guarantee_status": g.status, "guarantee_note": g.note,
+        "epsilon": g.epsilon,
+        "delta": g.delta,
+        "neighbouring": g.neighbouring,
+        "guarantee_exact": g.exact,
+        "guarantee_status": g.status,
+        "guarantee_note": g.note,
         "q_F_opt": _optimal_q_F(A, int(cfg.k)),
         "trace_A": float(np.trace(A)),
         "mechanism_seconds": seconds,
@@ -167,8 +191,9 @@ def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | Non
     return fields
 
 
-def make_record(cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seconds: float,
-                key: dict) -> dict:
+def make_record(
+    cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seconds: float, key: dict
+) -> dict:
     """The record of one run on ``X`` (rows of ``dataset``): ``fields`` and the run's provenance."""
     return {
         "run_key": key,
@@ -202,8 +227,15 @@ class Written(NamedTuple):
     written: bool
 
 
-def write_record(store: ResultStore, cfg: DictConfig, dataset, X: np.ndarray, fields: dict,
-                 wall_seconds: float, key: dict) -> Written:
+def write_record(
+    store: ResultStore,
+    cfg: DictConfig,
+    dataset,
+    X: np.ndarray,
+    fields: dict,
+    wall_seconds: float,
+    key: dict,
+) -> Written:
     """Make the record of one run (:func:`make_record`) and write it to ``store``.
 
     A record whose run key is already stored is left untouched (``written`` is False).
@@ -247,12 +279,21 @@ def human_summary(record: dict) -> str:
         if status and status != "proven":
             guarantee += f" [{status}]"
         q, opt = record.get("q_F"), record.get("q_F_opt")
-        utility = (f"q_F = {q:.4f} of optimum {opt:.4f} ({100 * q / opt:.1f}%)" if q is not None and opt
-                   else f"no subspace released (status {record.get('status')})")
-        stored = "already stored (shown as stored, not recomputed)" if record.get("written") is False else "stored"
-        return "\n".join([
-            f"{record['mechanism']} on {record['dataset']} (n = {_rounded(record['n'])}, d = {record['d']}, "
-            f"k = {record['k']}), {guarantee}: {utility}",
-            f"record {record['record_id']} {stored} in {record.get('record_path', 'the results store')}",
-        ])
+        utility = (
+            f"q_F = {q:.4f} of optimum {opt:.4f} ({100 * q / opt:.1f}%)"
+            if q is not None and opt
+            else f"no subspace released (status {record.get('status')})"
+        )
+        stored = (
+            "already stored (shown as stored, not recomputed)"
+            if record.get("written") is False
+            else "stored"
+        )
+        return "\n".join(
+            [
+                f"{record['mechanism']} on {record['dataset']} (n = {_rounded(record['n'])}, d = {record['d']}, "
+                f"k = {record['k']}), {guarantee}: {utility}",
+                f"record {record['record_id']} {stored} in {record.get('record_path', 'the results store')}",
+            ]
+        )
     return "\n".join(f"{k}: {_rounded(v)}" for k, v in record.items())

@@ -39,8 +39,12 @@ def _diff(path: str, old, new, out: list[str]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(set(old) | set(new)):
             _diff(f"{path}.{key}" if path else key, old.get(key), new.get(key), out)
-    elif (isinstance(old, (int, float)) and isinstance(new, (int, float))
-          and not isinstance(old, bool) and not isinstance(new, bool)):
+    elif (
+        isinstance(old, (int, float))
+        and isinstance(new, (int, float))
+        and not isinstance(old, bool)
+        and not isinstance(new, bool)
+    ):
         if old != new:
             gap = abs(float(old) - float(new))
             quiet = path.split(".")[0] in _NO_AMOUNTS or not math.isfinite(gap)
@@ -80,22 +84,31 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
     prov = record.get("provenance") or {}
     causes = []
     if prov.get("blas_threads") is None:
-        causes.append(f"the record does not state its BLAS thread count (this rerun used "
-                      f"{_threads(now['blas_threads'])})")
+        causes.append(
+            f"the record does not state its BLAS thread count (this rerun used "
+            f"{_threads(now['blas_threads'])})"
+        )
     elif prov["blas_threads"] != now["blas_threads"]:
-        causes.append(f"the record was made with {_threads(prov['blas_threads'])}, this rerun with "
-                      f"{_threads(now['blas_threads'])}")
+        causes.append(
+            f"the record was made with {_threads(prov['blas_threads'])}, this rerun with "
+            f"{_threads(now['blas_threads'])}"
+        )
     for key, what in (("blas", "BLAS library"), ("machine", "machine")):
         if key in prov and prov[key] != now.get(key):
             causes.append(f"{what} differs (record: {prov[key]}; now: {now.get(key)})")
     old_versions = record.get("versions") or {}
-    changed = [f"{name} {old_versions.get(name)} -> {versions.get(name)}"
-               for name in sorted(set(old_versions) | set(versions)) if old_versions.get(name) != versions.get(name)]
+    changed = [
+        f"{name} {old_versions.get(name)} -> {versions.get(name)}"
+        for name in sorted(set(old_versions) | set(versions))
+        if old_versions.get(name) != versions.get(name)
+    ]
     if changed:
         causes.append("package versions differ (" + ", ".join(changed) + ")")
     old_commit = record.get("git_commit")
     if old_commit != commit:
-        causes.append(f"the code may differ (record made at commit {old_commit}, rerun at {commit})")
+        causes.append(
+            f"the code may differ (record made at commit {old_commit}, rerun at {commit})"
+        )
     elif (commit or "").endswith("+dirty"):
         causes.append(f"the code may differ (uncommitted changes at commit {commit})")
     return causes
@@ -104,6 +117,11 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
 def not_reproduced_line(record_id: str, diffs: list[str], causes: list[str]) -> str:
     """One line: which fields differ and by how much, and the known causes (or that none is known)."""
     what = ", ".join(diffs)
-    why = "; ".join(causes) if causes else ("no known cause (same BLAS threads, BLAS library, machine, "
-                                             "package versions and commit)")
+    why = (
+        "; ".join(causes)
+        if causes
+        else (
+            "no known cause (same BLAS threads, BLAS library, machine, package versions and commit)"
+        )
+    )
     return f"record {record_id}: the rerun differs in {what}; cause: {why}"

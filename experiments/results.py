@@ -170,7 +170,7 @@ class ResultStore:
         host = _host_tag()
         for p in self.records_dir.glob(f".tmp-{host}-*.part"):
             try:
-                pid = int(p.name[len(f".tmp-{host}-"):].split("-", 1)[0])
+                pid = int(p.name[len(f".tmp-{host}-") :].split("-", 1)[0])
             except ValueError:
                 continue
             if not _pid_alive(pid):

@@ -19,8 +19,15 @@ from mechanisms import PreparedData
 from .errors import UserError
 from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
-from .records import (emit, evaluate_mechanism, mechanism_stream, results_root, run_key, subset_stream,
-                      write_record)
+from .records import (
+    emit,
+    evaluate_mechanism,
+    mechanism_stream,
+    results_root,
+    run_key,
+    subset_stream,
+    write_record,
+)
 from .results import ResultStore, record_id
 from .threads import blas_provenance, pinned_blas
 
@@ -43,7 +50,9 @@ def run_single(cfg: DictConfig) -> dict:
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     fields = evaluate_mechanism(cfg, data, mechanism_stream(cfg.seed, cfg.subset, cfg.restart))
     fields["subset_stream"] = sub
-    record, rid, written = write_record(store, cfg, dataset, X, fields, time.perf_counter() - t0, key)
+    record, rid, written = write_record(
+        store, cfg, dataset, X, fields, time.perf_counter() - t0, key
+    )
     if not written:  # written meanwhile by another job: show the stored one
         record = store.get(rid)
     record.update(record_id=rid, written=written, record_path=str(store.path(rid)))
@@ -60,11 +69,26 @@ def run_table1(cfg: DictConfig) -> dict:
     store = ResultStore(results_root(cfg))
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for row in json.loads(df.to_json(orient="records")):
-        key = {"experiment": "table1", "dataset": row["dataset"], "split": row["split"],
-               "git_commit": git_commit()}
-        store.write({"run_key": key, "experiment": "table1", **row, "mechanism": "pca",
-                     "epsilon": float("inf"), "delta": 0.0, "neighbouring": "none",
-                     "versions": package_versions(), "git_commit": git_commit(), "timestamp": stamp})
+        key = {
+            "experiment": "table1",
+            "dataset": row["dataset"],
+            "split": row["split"],
+            "git_commit": git_commit(),
+        }
+        store.write(
+            {
+                "run_key": key,
+                "experiment": "table1",
+                **row,
+                "mechanism": "pca",
+                "epsilon": float("inf"),
+                "delta": 0.0,
+                "neighbouring": "none",
+                "versions": package_versions(),
+                "git_commit": git_commit(),
+                "timestamp": stamp,
+            }
+        )
     out_dir = results_root(cfg) / "tables"
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "table1.csv"
@@ -76,7 +100,11 @@ def run_table1(cfg: DictConfig) -> dict:
         for name, why in df.attrs.get("skipped", {}).items():
             print(f"skipped {name}: {why}")
         print(f"written: {path}")
-    summary = {"experiment": "table1", "path": str(path), "rows": json.loads(df.to_json(orient="records"))}
+    summary = {
+        "experiment": "table1",
+        "path": str(path),
+        "rows": json.loads(df.to_json(orient="records")),
+    }
     emit(summary, cfg)
     return summary
 
@@ -101,17 +129,26 @@ def rerun(cfg: DictConfig) -> dict:
     except KeyError as exc:
         raise UserError(f"+rerun: {exc.args[0]}") from None
     if "mechanism_stream" not in rec or "config" not in rec:
-        raise UserError(f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
-                        f"(experiment {rec.get('experiment')!r})")
+        raise UserError(
+            f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
+            f"(experiment {rec.get('experiment')!r})"
+        )
     old = OmegaConf.create(rec["config"])
     with pinned_blas():  # synthetic data sets are drawn with BLAS too
-        dataset = load_configured(old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir)
+        dataset = load_configured(
+            old.dataset, cfg.data_dir if cfg.data_dir is not None else old.data_dir
+        )
         files_now = getattr(dataset, "files", {}) or {}
         if rec.get("data_files") and files_now != rec["data_files"]:
-            changed = sorted(f for f in set(rec["data_files"]) | set(files_now)
-                             if rec["data_files"].get(f) != files_now.get(f))
-            raise UserError(f"record {rec['record_id']} cannot be re-run: its raw data files differ from the "
-                            f"ones recorded ({', '.join(changed)})")
+            changed = sorted(
+                f
+                for f in set(rec["data_files"]) | set(files_now)
+                if rec["data_files"].get(f) != files_now.get(f)
+            )
+            raise UserError(
+                f"record {rec['record_id']} cannot be re-run: its raw data files differ from the "
+                f"ones recorded ({', '.join(changed)})"
+            )
         X = dataset.X
         if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
             X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
@@ -119,12 +156,19 @@ def rerun(cfg: DictConfig) -> dict:
         fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
         now = blas_provenance()
     diffs = differences(rec, fields)
-    result = {"rerun": rec["record_id"], "reproduced": not diffs, "differences": diffs,
-              "q_F": fields["q_F"], "recorded_q_F": rec.get("q_F"),
-              "blas_threads": now["blas_threads"],
-              "recorded_blas_threads": (rec.get("provenance") or {}).get("blas_threads"),
-              "recorded_git_commit": rec.get("git_commit"), "git_commit": git_commit(),
-              "recorded_versions": rec.get("versions"), "versions": package_versions()}
+    result = {
+        "rerun": rec["record_id"],
+        "reproduced": not diffs,
+        "differences": diffs,
+        "q_F": fields["q_F"],
+        "recorded_q_F": rec.get("q_F"),
+        "blas_threads": now["blas_threads"],
+        "recorded_blas_threads": (rec.get("provenance") or {}).get("blas_threads"),
+        "recorded_git_commit": rec.get("git_commit"),
+        "git_commit": git_commit(),
+        "recorded_versions": rec.get("versions"),
+        "versions": package_versions(),
+    }
     if diffs:
         causes = known_causes(rec, now, package_versions(), git_commit())
         result["cause"] = not_reproduced_line(rec["record_id"], diffs, causes)

@@ -9,7 +9,8 @@ the guarantee's free-text note.  From the nested parts it keeps what says how a 
 made and whether it passed its convergence check (``SUMMARY_NESTED``: the chain's iterations, sweeps
 per iteration, sampler and chains of the release; split-R-hat, ESS, the diagnosed chains and the
 ``converged`` flag), as ``release.<key>`` and ``diagnostics_not_private.<key>`` columns, the names
-``ResultStore.load()`` gives them.  Figure 2's traces (arrays) go to a second, long-format table, the online-regret curves to a third;
+``ResultStore.load()`` gives them.  Figure 2's traces (arrays) go to a second, long-format table, the
+online-regret curves to a third;
 a dimension-scaling search keeps the largest n it tried (``n_largest_searched``), and an online-regret
 record its per-step ε and δ (``config.epsilon``, ``config.delta``).
 
@@ -33,7 +34,14 @@ import pandas as pd
 
 from .results import ResultStore, record_id
 
-__all__ = ["summary_rows", "update_summary", "load_summary", "RECORDS_CSV", "TRACES_CSV", "SUMMARY_NESTED"]
+__all__ = [
+    "summary_rows",
+    "update_summary",
+    "load_summary",
+    "RECORDS_CSV",
+    "TRACES_CSV",
+    "SUMMARY_NESTED",
+]
 
 RECORDS_CSV = "records.csv"
 TRACES_CSV = "gibbs_traces.csv"
@@ -84,7 +92,9 @@ def summary_rows(records) -> tuple[list[dict], list[dict]]:
         for part, keys in SUMMARY_NESTED.items():
             nested = rec.get(part)
             if isinstance(nested, dict):
-                row.update({f"{part}.{k}": nested[k] for k in keys if k in nested and _scalar(nested[k])})
+                row.update(
+                    {f"{part}.{k}": nested[k] for k in keys if k in nested and _scalar(nested[k])}
+                )
         if rec.get("experiment") == "dimension_scaling" and rec.get("kind") == "summary":
             row["n_largest_searched"] = largest_searched(rec.get("search"), rec.get("n_grid"))
         if rec.get("experiment") == "online_regret" and isinstance(rec.get("config"), dict):
@@ -95,8 +105,16 @@ def summary_rows(records) -> tuple[list[dict], list[dict]]:
             T = tr.get("iterations", [])
             for c, chain in enumerate(tr.get("log_F", [])):
                 for t, v in zip(T, chain):
-                    traces.append({"record_id": rid, "dataset": rec.get("dataset"), "sampler": rec.get("sampler"),
-                                   "chain": c, "T": int(t), "log_F": v})
+                    traces.append(
+                        {
+                            "record_id": rid,
+                            "dataset": rec.get("dataset"),
+                            "sampler": rec.get("sampler"),
+                            "chain": c,
+                            "T": int(t),
+                            "log_F": v,
+                        }
+                    )
     return rows, traces
 
 
@@ -120,7 +138,9 @@ def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     return new.sort_values(key, kind="mergesort").reset_index(drop=True) if len(new) else new
 
 
-def update_summary(results: str | os.PathLike, out_dir: str | os.PathLike, scale: str | None = None) -> dict:
+def update_summary(
+    results: str | os.PathLike, out_dir: str | os.PathLike, scale: str | None = None
+) -> dict:
     """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
     Figure 1, are always kept) to the summary in ``out_dir``; returns row counts."""
     store = ResultStore(results)
@@ -133,7 +153,11 @@ def update_summary(results: str | os.PathLike, out_dir: str | os.PathLike, scale
     _atomic_csv(df, out / RECORDS_CSV)
     tdf = pd.DataFrame(traces)
     if len(tdf) or (out / TRACES_CSV).exists():
-        tdf = _merge(out / TRACES_CSV, tdf, ["record_id", "chain", "T"]) if len(tdf) else pd.read_csv(out / TRACES_CSV)
+        tdf = (
+            _merge(out / TRACES_CSV, tdf, ["record_id", "chain", "T"])
+            if len(tdf)
+            else pd.read_csv(out / TRACES_CSV)
+        )
         _atomic_csv(tdf, out / TRACES_CSV)
     if len(curves):
         _atomic_csv(_merge(out / CURVES_CSV, curves, ["record_id", "t"]), out / CURVES_CSV)
@@ -151,8 +175,15 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
     df = df.astype(object).where(df.notna(), None)  # missing text fields read back as None, not NaN
     flags = [c for c in ("converged", "diagnostics_not_private.converged") if c in df.columns]
     for col in flags:  # True / False / missing, never 1.0 / 0.0 / NaN
-        df[col] = df[col].map(lambda v: None if v is None else
-                              bool(v) if isinstance(v, (bool, np.bool_)) else str(v) == "True")
+        df[col] = df[col].map(
+            lambda v: (
+                None
+                if v is None
+                else bool(v)
+                if isinstance(v, (bool, np.bool_))
+                else str(v) == "True"
+            )
+        )
     for col in df.columns.difference(flags):  # restore numeric columns
         conv = pd.to_numeric(df[col], errors="coerce")
         if conv.notna().sum() == df[col].notna().sum() and df[col].notna().any():
@@ -174,5 +205,7 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
         by_id = {rid: g for rid, g in c.groupby("record_id")}
         for col in CURVE_COLUMNS:
             if col in c.columns:
-                df[f"curve.{col}"] = [by_id[r][col].to_numpy() if r in by_id else None for r in df.record_id]
+                df[f"curve.{col}"] = [
+                    by_id[r][col].to_numpy() if r in by_id else None for r in df.record_id
+                ]
     return df

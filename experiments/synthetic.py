@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import UserError
-
 from experiments.datasets import Dataset
+
+from .errors import UserError
 
 #: JMLR 2013 eq. (27).
 EQ27_EIGENVALUES = (0.5, 0.30, 0.04, 0.03, 0.02, 0.01, 0.004, 0.003, 0.001, 0.001)
@@ -65,8 +65,14 @@ def _scale_rows(Z: np.ndarray, how: str) -> tuple[np.ndarray, float]:
     raise ValueError(f"row_scaling must be 'max' or 'clip', got {how!r}")
 
 
-def gaussian10(n: int = 5000, rng=None, *, basis: str = "identity", row_scaling: str = "max",
-               eigenvalues=EQ27_EIGENVALUES) -> SyntheticDataset:
+def gaussian10(
+    n: int = 5000,
+    rng=None,
+    *,
+    basis: str = "identity",
+    row_scaling: str = "max",
+    eigenvalues=EQ27_EIGENVALUES,
+) -> SyntheticDataset:
     """n draws from N(0, Σ), eig(Σ) = eq. (27), rows scaled to norm <= 1.
 
     ``basis="identity"`` (default): Σ = diag(eq. 27), so the top-2 subspace is span(e1, e2) --
@@ -85,15 +91,32 @@ def gaussian10(n: int = 5000, rng=None, *, basis: str = "identity", row_scaling:
     Z = (rng.standard_normal((int(n), d)) * np.sqrt(lam)) @ Q.T
     X, scale = _scale_rows(Z, row_scaling)
     return SyntheticDataset(
-        name="gaussian10", X=X, y=None, split="synthetic",
-        feature_names=[f"x{i}" for i in range(d)], files={},
+        name="gaussian10",
+        X=X,
+        y=None,
+        split="synthetic",
+        feature_names=[f"x{i}" for i in range(d)],
+        files={},
         preprocessing=f"N(0, Q diag(eq.27) Q^T), basis={basis}, rows: {row_scaling}",
-        true_subspace=Q[:, :2].copy(), population_eigenvalues=lam.copy(), basis=Q, scale=scale)
+        true_subspace=Q[:, :2].copy(),
+        population_eigenvalues=lam.copy(),
+        basis=Q,
+        scale=scale,
+    )
 
 
-def spiked(n: int, d: int, k: int, *, spike: float = 1.0, sigma: float = 0.1,
-           lambdas=None, rng=None, basis: str = "random",
-           row_scaling: str = "max") -> SyntheticDataset:
+def spiked(
+    n: int,
+    d: int,
+    k: int,
+    *,
+    spike: float = 1.0,
+    sigma: float = 0.1,
+    lambdas=None,
+    rng=None,
+    basis: str = "random",
+    row_scaling: str = "max",
+) -> SyntheticDataset:
     """Hardt-Price spiked covariance model D(U, Λ) with rows scaled to norm <= 1.
 
     ``lambdas`` (length k, descending) default to ``spike`` repeated k times; ``sigma`` is the
@@ -124,11 +147,21 @@ def spiked(n: int, d: int, k: int, *, spike: float = 1.0, sigma: float = 0.1,
     X, scale = _scale_rows(Z, row_scaling)
     pop = np.concatenate([(lam**2 + sigma**2) / D, np.full(d - k, sigma**2 / D)])
     return SyntheticDataset(
-        name="spiked", X=X, y=None, split="synthetic",
-        feature_names=[f"x{i}" for i in range(d)], files={},
-        preprocessing=(f"Hardt-Price spiked model, k={k}, lambdas={lam.tolist()}, sigma={sigma}, "
-                       f"basis={basis}, rows: {row_scaling}"),
-        true_subspace=U.copy(), population_eigenvalues=pop, basis=None, scale=scale)
+        name="spiked",
+        X=X,
+        y=None,
+        split="synthetic",
+        feature_names=[f"x{i}" for i in range(d)],
+        files={},
+        preprocessing=(
+            f"Hardt-Price spiked model, k={k}, lambdas={lam.tolist()}, sigma={sigma}, "
+            f"basis={basis}, rows: {row_scaling}"
+        ),
+        true_subspace=U.copy(),
+        population_eigenvalues=pop,
+        basis=None,
+        scale=scale,
+    )
 
 
 def load_synthetic(name: str, n: int | None = None, seed: int = 0, **params) -> SyntheticDataset:

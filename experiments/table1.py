@@ -15,15 +15,28 @@ import sys
 import numpy as np
 import pandas as pd
 
-from experiments.datasets import (DATASETS, PAPER_K, PAPER_TABLE1, DataUnavailableError,
-                                  load_dataset)
+from experiments.datasets import DATASETS, PAPER_K, PAPER_TABLE1, DataUnavailableError, load_dataset
 from mechanisms import second_moment
 from mechanisms.metrics import optimal_q_F
 
 __all__ = ["PAPER_TABLE1", "PAPER_K", "COLUMNS", "table1", "table1_row"]
 
-COLUMNS = ["dataset", "split", "n", "d", "k", "q_F", "q_F_over_trace", "paper_n", "paper_d",
-           "paper_q_F", "paper_ratio", "rel_diff_q_F", "q_F_over_frobenius", "note"]
+COLUMNS = [
+    "dataset",
+    "split",
+    "n",
+    "d",
+    "k",
+    "q_F",
+    "q_F_over_trace",
+    "paper_n",
+    "paper_d",
+    "paper_q_F",
+    "paper_ratio",
+    "rel_diff_q_F",
+    "q_F_over_frobenius",
+    "note",
+]
 
 
 def table1_row(ds, k: int | None = None) -> dict:
@@ -36,9 +49,16 @@ def table1_row(ds, k: int | None = None) -> dict:
     if ds.name == "census" and ds.split != "learn":
         note = f"{ds.split} split (paper used the learn split)"
     return {
-        "dataset": ds.name, "split": ds.split, "n": ds.X.shape[0], "d": ds.X.shape[1], "k": k,
-        "q_F": q, "q_F_over_trace": q / float(np.trace(A)),
-        "paper_n": paper.get("n"), "paper_d": paper.get("d"), "paper_q_F": paper.get("q_F"),
+        "dataset": ds.name,
+        "split": ds.split,
+        "n": ds.X.shape[0],
+        "d": ds.X.shape[1],
+        "k": k,
+        "q_F": q,
+        "q_F_over_trace": q / float(np.trace(A)),
+        "paper_n": paper.get("n"),
+        "paper_d": paper.get("d"),
+        "paper_q_F": paper.get("q_F"),
         "paper_ratio": paper.get("ratio"),
         "rel_diff_q_F": (q - paper["q_F"]) / paper["q_F"] if paper else np.nan,
         "q_F_over_frobenius": q / float(np.linalg.norm(A)),
@@ -46,15 +66,26 @@ def table1_row(ds, k: int | None = None) -> dict:
     }
 
 
-def table1(data_dir=None, datasets=DATASETS, *, cache_dir=None, download: bool = False,
-           split: dict[str, str] | None = None) -> pd.DataFrame:
+def table1(
+    data_dir=None,
+    datasets=DATASETS,
+    *,
+    cache_dir=None,
+    download: bool = False,
+    split: dict[str, str] | None = None,
+) -> pd.DataFrame:
     """Recompute Table 1. Data sets whose raw files are missing are skipped (listed in
     ``df.attrs["skipped"]`` and as a warning on stderr), never a crash."""
     rows, skipped = [], {}
     for name in datasets:
         try:
-            ds = load_dataset(name, data_dir=data_dir, cache_dir=cache_dir, download=download,
-                              split=(split or {}).get(name))
+            ds = load_dataset(
+                name,
+                data_dir=data_dir,
+                cache_dir=cache_dir,
+                download=download,
+                split=(split or {}).get(name),
+            )
         except DataUnavailableError as exc:
             skipped[name] = str(exc).splitlines()[0]
             print(f"table1: skipping {name}: {skipped[name]}", file=sys.stderr)

@@ -84,7 +84,12 @@ def blas_provenance() -> dict:
     controller = _ACTIVE[-1] if _ACTIVE else _controller()
     libs = controller.select(user_api="blas").info()
     threads = [int(lib["num_threads"]) for lib in libs if lib.get("num_threads") is not None]
-    names = sorted(" ".join(str(lib[k]) for k in ("internal_api", "version", "architecture") if lib.get(k))
-                   for lib in libs)
-    return {"blas_threads": max(threads) if threads else None, "blas": "; ".join(names),
-            "machine": f"{platform.machine()} {_cpu_model()}"}
+    names = sorted(
+        " ".join(str(lib[k]) for k in ("internal_api", "version", "architecture") if lib.get(k))
+        for lib in libs
+    )
+    return {
+        "blas_threads": max(threads) if threads else None,
+        "blas": "; ".join(names),
+        "machine": f"{platform.machine()} {_cpu_model()}",
+    }

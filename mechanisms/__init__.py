@@ -16,9 +16,21 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
-from ._base import (GUARANTEE_STATUSES, NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE, ChainConvergenceWarning,
-                    MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
-                    check_delta, check_epsilon, check_k, second_moment)
+from ._base import (
+    GUARANTEE_STATUSES,
+    NEIGHBOURING_RELATIONS,
+    ROW_NORM_TOLERANCE,
+    ChainConvergenceWarning,
+    MechanismOutput,
+    PreparedData,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+    second_moment,
+)
 
 #: config name -> "module:function"
 MECHANISMS: dict[str, str] = {
@@ -42,7 +54,9 @@ def get_mechanism(name: str) -> Callable[..., MechanismOutput]:
     try:
         target = MECHANISMS[name]
     except KeyError:
-        raise ValueError(f"unknown mechanism {name!r}; valid: {', '.join(sorted(MECHANISMS))}") from None
+        raise ValueError(
+            f"unknown mechanism {name!r}; valid: {', '.join(sorted(MECHANISMS))}"
+        ) from None
     module, func = target.split(":")
     return getattr(import_module(module), func)
 
@@ -51,10 +65,26 @@ def __getattr__(name: str):
     # PrivatePCA needs scikit-learn: import it only when it is asked for
     if name == "PrivatePCA":
         from .estimator import PrivatePCA
+
         return PrivatePCA
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["GUARANTEE_STATUSES", "MECHANISMS", "NEIGHBOURING_RELATIONS", "ROW_NORM_TOLERANCE",
-           "ChainConvergenceWarning", "MechanismOutput", "PreparedData", "PrivacyGuarantee", "PrivacyInputError",
-           "PrivatePCA", "check_data", "check_delta", "check_epsilon", "check_k", "get_mechanism", "second_moment"]
+__all__ = [
+    "GUARANTEE_STATUSES",
+    "MECHANISMS",
+    "NEIGHBOURING_RELATIONS",
+    "ROW_NORM_TOLERANCE",
+    "ChainConvergenceWarning",
+    "MechanismOutput",
+    "PreparedData",
+    "PrivacyGuarantee",
+    "PrivacyInputError",
+    "PrivatePCA",
+    "check_data",
+    "check_delta",
+    "check_epsilon",
+    "check_k",
+    "get_mechanism",
+    "second_moment",
+]

@@ -25,11 +25,13 @@ import numpy as np
 NEIGHBOURING_RELATIONS = {
     "replace-one-row": "datasets of the same size n that differ in one row (each row has L2 norm <= 1)",
     "add-remove-one-row": "datasets that differ by adding or removing one row (each row has L2 norm <= 1)",
-    "zero-out-one-row": ("datasets (streams) of the same length that differ in one position, where one of "
-                         "them holds the zero vector; the other rows keep their positions (each row has L2 "
-                         "norm <= 1).  Event-level privacy of a stream: a person's row is present or "
-                         "replaced by 0 at the same time step.  Weaker than add-remove-one-row, whose "
-                         "deletion shifts every later position"),
+    "zero-out-one-row": (
+        "datasets (streams) of the same length that differ in one position, where one of "
+        "them holds the zero vector; the other rows keep their positions (each row has L2 "
+        "norm <= 1).  Event-level privacy of a stream: a person's row is present or "
+        "replaced by 0 at the same time step.  Weaker than add-remove-one-row, whose "
+        "deletion shifts every later position"
+    ),
     "entry-level": "datasets whose matrices differ in one entry by at most 1 in absolute value",
     "none": "no privacy: the output is a deterministic or data-independent function",
 }
@@ -37,16 +39,24 @@ NEIGHBOURING_RELATIONS = {
 #: How firmly a recorded (ε, δ) claim holds (``PrivacyGuarantee.status``).
 GUARANTEE_STATUSES = {
     "proven": "the (epsilon, delta) claim is proved for the output as computed (up to floating point)",
-    "nominal (MCMC)": ("the claim holds for an exact draw from the target distribution; the output is the "
-                       "state of an MCMC chain, only approximately so distributed: epsilon is nominal, "
-                       "not a proven guarantee"),
-    "unverified constants": ("the calibration follows a theorem whose constants had to be reconstructed "
-                             "(the paper text lost them): the claim is not verified"),
-    "certified by peer, not met": ("the epsilon a third-party library certifies by its own accounting; its "
-                                   "sampler is shown to draw another law than its proof assumes "
-                                   "(docs/peers.md), so the claim does not hold for its output"),
-    "known false": ("the recorded (epsilon, delta) is a published claim shown false by a counterexample; "
-                    "kept only as a known-broken audit variant"),
+    "nominal (MCMC)": (
+        "the claim holds for an exact draw from the target distribution; the output is the "
+        "state of an MCMC chain, only approximately so distributed: epsilon is nominal, "
+        "not a proven guarantee"
+    ),
+    "unverified constants": (
+        "the calibration follows a theorem whose constants had to be reconstructed "
+        "(the paper text lost them): the claim is not verified"
+    ),
+    "certified by peer, not met": (
+        "the epsilon a third-party library certifies by its own accounting; its "
+        "sampler is shown to draw another law than its proof assumes "
+        "(docs/peers.md), so the claim does not hold for its output"
+    ),
+    "known false": (
+        "the recorded (epsilon, delta) is a published claim shown false by a counterexample; "
+        "kept only as a known-broken audit variant"
+    ),
     "unknown": "no claim could be recorded (e.g. a peer killed before it stated its accounting)",
 }
 
@@ -91,10 +101,14 @@ class PrivacyGuarantee:
 
     def __post_init__(self) -> None:
         if self.neighbouring not in NEIGHBOURING_RELATIONS:
-            raise ValueError(f"unknown neighbouring relation {self.neighbouring!r}; "
-                             f"valid: {sorted(NEIGHBOURING_RELATIONS)}")
+            raise ValueError(
+                f"unknown neighbouring relation {self.neighbouring!r}; "
+                f"valid: {sorted(NEIGHBOURING_RELATIONS)}"
+            )
         if self.status not in GUARANTEE_STATUSES:
-            raise ValueError(f"unknown guarantee status {self.status!r}; valid: {sorted(GUARANTEE_STATUSES)}")
+            raise ValueError(
+                f"unknown guarantee status {self.status!r}; valid: {sorted(GUARANTEE_STATUSES)}"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -176,7 +190,9 @@ def stream_rows(item: Any) -> np.ndarray:
     try:
         return np.asarray(item, dtype=np.float64)
     except (TypeError, ValueError):
-        raise PrivacyInputError("data must be numeric: a row of the stream cannot be converted to floats") from None
+        raise PrivacyInputError(
+            "data must be numeric: a row of the stream cannot be converted to floats"
+        ) from None
 
 
 def row_norm_message(row_norm_bound: float) -> str:
@@ -186,12 +202,16 @@ def row_norm_message(row_norm_bound: float) -> str:
     statistics of the data that no mechanism releases (``n_clipped`` is a diagnostic), and the
     message must not tell neighbouring datasets apart.  Only the public bound is named.
     """
-    return (f"some row has L2 norm above the bound {row_norm_bound}: divide the data by a public bound "
-            f"on the row norms, not one computed from the data (PrivatePCA: row_norm_bound), or enable "
-            f"clipping (clip=True / clip_rows=true)")
+    return (
+        f"some row has L2 norm above the bound {row_norm_bound}: divide the data by a public bound "
+        f"on the row norms, not one computed from the data (PrivatePCA: row_norm_bound), or enable "
+        f"clipping (clip=True / clip_rows=true)"
+    )
 
 
-def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tuple[np.ndarray, int]:
+def check_data(
+    X: Any, *, row_norm_bound: float = 1.0, clip: bool = False
+) -> tuple[np.ndarray, int]:
     """Validate a data matrix; return ``(X, n_clipped)``.
 
     **The one row-norm check of the library**: every mechanism passes every container its data
@@ -222,14 +242,19 @@ def check_data(X: Any, *, row_norm_bound: float = 1.0, clip: bool = False) -> tu
         X = np.asarray(X)
     except Exception:  # pragma: no cover - exotic objects
         # the exception's text may quote the data: name the container's type only
-        raise PrivacyInputError(f"data of type {type(X).__name__} cannot be converted to an array") from None
-    if X.dtype == object or not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)
-                                 or X.dtype == bool):
+        raise PrivacyInputError(
+            f"data of type {type(X).__name__} cannot be converted to an array"
+        ) from None
+    if X.dtype == object or not (
+        np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer) or X.dtype == bool
+    ):
         # not the dtype itself: a string dtype such as <U7 states the longest entry's length
         raise PrivacyInputError("data must be a numeric array (integer, float or bool dtype)")
     if X.ndim != 2:
         # the number of dimensions, not the shape: n is not public under add/remove-one-row
-        raise PrivacyInputError(f"data must be a 2-D array (n rows x d columns), got {X.ndim} dimension(s)")
+        raise PrivacyInputError(
+            f"data must be a 2-D array (n rows x d columns), got {X.ndim} dimension(s)"
+        )
     n, d = X.shape
     if n == 0 or d == 0:
         raise PrivacyInputError("data is empty (no rows or no columns)")

@@ -25,21 +25,39 @@ import numpy as np
 
 from ._base import MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data
 from .linalg import fix_signs
-from .subspace import (GAP_SENSITIVITY, NEIGHBOURING, _exact_inputs, _exact_output, _exact_ptr, _too_many_message,
-                       _top_and_gap, exact_min_samples, truncated_laplace, truncated_laplace_params,
-                       truncated_laplace_survival)
+from .subspace import (
+    GAP_SENSITIVITY,
+    NEIGHBOURING,
+    _exact_inputs,
+    _exact_output,
+    _exact_ptr,
+    _too_many_message,
+    _top_and_gap,
+    exact_min_samples,
+    truncated_laplace,
+    truncated_laplace_params,
+    truncated_laplace_survival,
+)
 
-TOLERANCE_NOTE = ("KNOWN NOT DP: exact-case estimator with floating-point membership (rounded-projector "
-                  "de-duplication, first-rows frame, noisy gap released as a float); audit variant only")
-FIRST_ROWS_NOTE = ("KNOWN NOT DP: exact-case estimator releasing the frame of the first rows that span the "
-                   "top subspace; audit variant only")
-ROUNDED_DEDUP_NOTE = ("KNOWN NOT DP: exact-case estimator with tolerance scores (rounded-projector "
-                      "de-duplication), releasing only bottom or a fixed frame; audit variant only")
+TOLERANCE_NOTE = (
+    "KNOWN NOT DP: exact-case estimator with floating-point membership (rounded-projector "
+    "de-duplication, first-rows frame, noisy gap released as a float); audit variant only"
+)
+FIRST_ROWS_NOTE = (
+    "KNOWN NOT DP: exact-case estimator releasing the frame of the first rows that span the "
+    "top subspace; audit variant only"
+)
+ROUNDED_DEDUP_NOTE = (
+    "KNOWN NOT DP: exact-case estimator with tolerance scores (rounded-projector "
+    "de-duplication), releasing only bottom or a fixed frame; audit variant only"
+)
 
 
 def _tolerance_candidates(X: np.ndarray, k: int, tol: float):
     """Cached by (X, k, tol): the candidates are a deterministic function of them (audits repeat X)."""
-    return _tolerance_candidates_cached(np.ascontiguousarray(X).tobytes(), X.shape, int(k), float(tol))
+    return _tolerance_candidates_cached(
+        np.ascontiguousarray(X).tobytes(), X.shape, int(k), float(tol)
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -48,7 +66,9 @@ def _tolerance_candidates_cached(data: bytes, shape: tuple[int, int], k: int, to
     return _tolerance_candidates_uncached(X, k, tol)
 
 
-def _tolerance_candidates_uncached(X: np.ndarray, k: int, tol: float) -> tuple[list[np.ndarray], np.ndarray, int]:
+def _tolerance_candidates_uncached(
+    X: np.ndarray, k: int, tol: float
+) -> tuple[list[np.ndarray], np.ndarray, int]:
     """Every k-dim subspace s with score u(X, s) >= 1, its orthonormal basis and its score.
 
     Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}``.  The subspaces
@@ -67,7 +87,7 @@ def _tolerance_candidates_uncached(X: np.ndarray, k: int, tol: float) -> tuple[l
     n_zero = int(is_zero.sum())
 
     def basis(rows) -> np.ndarray | None:
-        if len(rows) == 1:                     # a line: no SVD needed
+        if len(rows) == 1:  # a line: no SVD needed
             i = rows[0]
             return None if is_zero[i] else (X[i] / norms[i])[:, None]
         M = X[list(rows)].T
@@ -75,7 +95,7 @@ def _tolerance_candidates_uncached(X: np.ndarray, k: int, tol: float) -> tuple[l
         r = int(np.sum(s > tol * max(1.0, s[0] if s.size else 1.0)))
         return U[:, :r] if r == len(rows) else None
 
-    covered: set[tuple[int, ...]] = set()   # k-subsets already known to span a found candidate
+    covered: set[tuple[int, ...]] = set()  # k-subsets already known to span a found candidate
     bases: list[np.ndarray] = []
     scores: list[int] = []
     for S in itertools.combinations(range(X.shape[0]), k):
@@ -85,8 +105,9 @@ def _tolerance_candidates_uncached(X: np.ndarray, k: int, tol: float) -> tuple[l
         if Q is None:
             continue
         inside = np.linalg.norm(X - (X @ Q) @ Q.T, axis=1) <= tol
-        covered.update(itertools.combinations(
-            [i for i in np.flatnonzero(inside) if not is_zero[i]], k))
+        covered.update(
+            itertools.combinations([i for i in np.flatnonzero(inside) if not is_zero[i]], k)
+        )
         count = int(inside.sum())
         sup = n_zero
         if k > 1:
@@ -97,7 +118,9 @@ def _tolerance_candidates_uncached(X: np.ndarray, k: int, tol: float) -> tuple[l
                 Qt = basis(T)
                 if Qt is None:
                     continue
-                kt = (np.round(Qt @ Qt.T, 6) + 0.0).tobytes()   # optimisation only (max is idempotent)
+                kt = (
+                    np.round(Qt @ Qt.T, 6) + 0.0
+                ).tobytes()  # optimisation only (max is idempotent)
                 if kt in seen_t:
                     continue
                 seen_t.add(kt)
@@ -107,12 +130,20 @@ def _tolerance_candidates_uncached(X: np.ndarray, k: int, tol: float) -> tuple[l
     return bases, np.array(scores, dtype=float), n_zero
 
 
-
-
-def subspace_exact_tolerance(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                   ell: int | None = None, tol: float = 1e-8, max_candidates: int = 20000,
-                   too_many: str = "raise", row_norm_bound: float = 1.0,
-                   clip: bool = False) -> MechanismOutput:
+def subspace_exact_tolerance(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    ell: int | None = None,
+    tol: float = 1e-8,
+    max_candidates: int = 20000,
+    too_many: str = "raise",
+    row_norm_bound: float = 1.0,
+    clip: bool = False,
+) -> MechanismOutput:
     """KNOWN BROKEN — the exact-case estimator with tolerance membership (``||x − P_s x|| <= tol``).
 
     Same propose-test-release on the score gap as :func:`mechanisms.subspace.subspace_exact`, but with
@@ -123,32 +154,59 @@ def subspace_exact_tolerance(X: Any, k: int, *, rng: np.random.Generator, epsilo
     """
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
         raise PrivacyInputError(f"tol must be a finite number >= 0, got {tol!r}")
-    X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=0, max_candidates=max_candidates)
+    X, n_clipped, k, eps, dl, ell = _exact_inputs(
+        X,
+        k,
+        epsilon,
+        delta,
+        ell,
+        too_many,
+        row_norm_bound,
+        clip,
+        min_ell=0,
+        max_candidates=max_candidates,
+    )
     X, _ = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     n = X.shape[0]
     n_subsets = math.comb(n, k)
-    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=False, note=TOLERANCE_NOTE, status="known false")
+    guarantee = PrivacyGuarantee(
+        eps, dl, NEIGHBOURING, exact=False, note=TOLERANCE_NOTE, status="known false"
+    )
     lam, A = truncated_laplace_params(GAP_SENSITIVITY, eps, dl)
     tau = GAP_SENSITIVITY + A
     diagnostics: dict[str, Any] = {
-        "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
-        "tol": tol, "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
+        "n_subsets": n_subsets,
+        "max_candidates": max_candidates,
+        "ell": ell,
+        "n_clipped": n_clipped,
+        "tol": tol,
+        "noise": "truncated-laplace(2, eps, delta)",
+        "noise_scale": lam,
+        "noise_bound": A,
         "min_samples": exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
         if too_many == "raise":
-            raise PrivacyInputError("subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates))
-        release = {"status": "bottom", "reason": "too many candidates: " +
-                   _too_many_message(n, k, n_subsets, max_candidates)}
+            raise PrivacyInputError(
+                "subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates)
+            )
+        release = {
+            "status": "bottom",
+            "reason": "too many candidates: " + _too_many_message(n, k, n_subsets, max_candidates),
+        }
         return _exact_output(None, guarantee, release, diagnostics)
 
     bases, scores, n_zero = _tolerance_candidates(X, k, tol)
     top, gap, runner_up = _top_and_gap(scores)
     noisy_gap = gap + float(truncated_laplace(GAP_SENSITIVITY, eps, dl, rng))
-    diagnostics.update(n_candidates=len(bases), n_zero_rows=n_zero, gap=gap, runner_up_score=runner_up,
-                       top_score=float(scores[top]) if top is not None else 0.0,
-                       pass_probability=truncated_laplace_survival(tau - gap, GAP_SENSITIVITY, eps, dl))
+    diagnostics.update(
+        n_candidates=len(bases),
+        n_zero_rows=n_zero,
+        gap=gap,
+        runner_up_score=runner_up,
+        top_score=float(scores[top]) if top is not None else 0.0,
+        pass_probability=truncated_laplace_survival(tau - gap, GAP_SENSITIVITY, eps, dl),
+    )
     release: dict[str, Any] = {"noisy_gap": noisy_gap, "threshold": tau}
     if top is None or not noisy_gap > tau:
         release.update(status="bottom", reason="noisy score gap below the threshold")
@@ -157,31 +215,64 @@ def subspace_exact_tolerance(X: Any, k: int, *, rng: np.random.Generator, epsilo
     return _exact_output(fix_signs(bases[top].copy()), guarantee, release, diagnostics)
 
 
-
-
 def _first_rows_frame(key, witness: tuple[int, ...], X: np.ndarray) -> np.ndarray:
     """SVD basis of the first k rows that span the subspace: depends on which rows those are."""
     U, _, _ = np.linalg.svd(X[list(witness)].T, full_matrices=False)
-    return fix_signs(U[:, :len(witness)].copy())
+    return fix_signs(U[:, : len(witness)].copy())
 
 
-def subspace_exact_first_rows_frame(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
-                                    delta: float = 1e-6, ell: int | None = None, max_candidates: int = 20000,
-                                    too_many: str = "raise", row_norm_bound: float = 1.0,
-                                    clip: bool = False) -> MechanismOutput:
+def subspace_exact_first_rows_frame(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    ell: int | None = None,
+    max_candidates: int = 20000,
+    too_many: str = "raise",
+    row_norm_bound: float = 1.0,
+    clip: bool = False,
+) -> MechanismOutput:
     """KNOWN BROKEN: :func:`mechanisms.subspace.subspace_exact` with the frame of the first spanning rows."""
-    return _exact_ptr(X, k, rng=rng, epsilon=epsilon, delta=delta, ell=ell, max_candidates=max_candidates,
-                      too_many=too_many, row_norm_bound=row_norm_bound, clip=clip, frame=_first_rows_frame,
-                      note=FIRST_ROWS_NOTE, status="known false")
+    return _exact_ptr(
+        X,
+        k,
+        rng=rng,
+        epsilon=epsilon,
+        delta=delta,
+        ell=ell,
+        max_candidates=max_candidates,
+        too_many=too_many,
+        row_norm_bound=row_norm_bound,
+        clip=clip,
+        frame=_first_rows_frame,
+        note=FIRST_ROWS_NOTE,
+        status="known false",
+    )
 
 
-def subspace_exact_rounded_dedup(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
-                                 delta: float = 1e-6, tol: float = 1e-8, **kw) -> MechanismOutput:
+def subspace_exact_rounded_dedup(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    tol: float = 1e-8,
+    **kw,
+) -> MechanismOutput:
     """KNOWN BROKEN: the tolerance scores of :func:`subspace_exact_tolerance`; releases ⊥ or the fixed
     public frame (e₁, …, e_k), so only the ⊥/not-⊥ event carries the defect."""
     out = subspace_exact_tolerance(X, k, rng=rng, epsilon=epsilon, delta=delta, tol=tol, **kw)
     components = None if out.components is None else np.eye(out.components.shape[0])[:, :k]
     release = {key: v for key, v in out.release.items() if key in ("status", "reason")}
-    guarantee = PrivacyGuarantee(out.guarantee.epsilon, out.guarantee.delta, NEIGHBOURING, exact=False,
-                                 note=ROUNDED_DEDUP_NOTE, status="known false")
+    guarantee = PrivacyGuarantee(
+        out.guarantee.epsilon,
+        out.guarantee.delta,
+        NEIGHBOURING,
+        exact=False,
+        note=ROUNDED_DEDUP_NOTE,
+        status="known false",
+    )
     return _exact_output(components, guarantee, release, out.diagnostics)

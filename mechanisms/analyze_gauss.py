@@ -20,17 +20,36 @@ import math
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k)
-from .calibration import analyze_gauss_noise_scale, analyze_gauss_noise_scale_tight, check_calibration
+from ._base import (
+    MechanismOutput,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+)
+from .calibration import (
+    analyze_gauss_noise_scale,
+    analyze_gauss_noise_scale_tight,
+    check_calibration,
+)
 from .linalg import symmetric_gaussian, top_k_eigenvectors
 
 SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
 
 
-def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
-                  neighbouring: str = "add-remove-one-row", clip: bool = False,
-                  calibration: str = "paper") -> MechanismOutput:
+def analyze_gauss(
+    X,
+    k: int,
+    *,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    neighbouring: str = "add-remove-one-row",
+    clip: bool = False,
+    calibration: str = "paper",
+) -> MechanismOutput:
     """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance.
 
     Parameters
@@ -67,7 +86,9 @@ def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Gen
     principal component analysis", STOC 2014, Algorithm 1.
     """
     if neighbouring not in SENSITIVITY:
-        raise PrivacyInputError(f"neighbouring must be one of {sorted(SENSITIVITY)}, got {neighbouring!r}")
+        raise PrivacyInputError(
+            f"neighbouring must be one of {sorted(SENSITIVITY)}, got {neighbouring!r}"
+        )
     calibration = check_calibration(calibration)
     epsilon = check_epsilon(epsilon, upper=1.0 if calibration == "paper" else None)
     delta = check_delta(delta)
@@ -79,11 +100,17 @@ def analyze_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Gen
         note = "DTTZ 2014 Algorithm 1 (Gaussian mechanism on the covariance)"
     else:
         scale = analyze_gauss_noise_scale_tight(epsilon, delta, SENSITIVITY[neighbouring])
-        note = ("DTTZ 2014 Algorithm 1 with the smallest noise for the exact Gaussian profile "
-                "(dp-accounting)")
+        note = (
+            "DTTZ 2014 Algorithm 1 with the smallest noise for the exact Gaussian profile "
+            "(dp-accounting)"
+        )
     C = X.T @ X
     noisy = (C + C.T) / 2 + symmetric_gaussian(d, scale, rng)
     V = top_k_eigenvectors(noisy, k)
     guarantee = PrivacyGuarantee(epsilon, delta, neighbouring, note=note)
-    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": scale, "calibration": calibration},
-                           diagnostics={"n_clipped": n_clipped})
+    return MechanismOutput(
+        V,
+        guarantee,
+        release={"status": "ok", "noise_scale": scale, "calibration": calibration},
+        diagnostics={"n_clipped": n_clipped},
+    )

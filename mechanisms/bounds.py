@@ -18,8 +18,9 @@ def mod_sulq_phi_range(d: int, beta: float) -> float:
     )
 
 
-def mod_sulq_correlation_upper_bound(n: int, d: int, epsilon: float, delta: float,
-                                     grid: int = 4000) -> float:
+def mod_sulq_correlation_upper_bound(
+    n: int, d: int, epsilon: float, delta: float, grid: int = 4000
+) -> float:
     """JMLR Theorem 15, eq. (21): an upper bound on E|⟨v̂₁, v₁⟩| for MOD-SULQ on a worst-case dataset.
 
         min over φ ∈ Φ of  1 − (1−φ)/4 · (1 − (1/β² + log 2) / ((d−1)·log(1/sqrt(1−φ²)) − log 8))²

@@ -21,7 +21,6 @@ that only make sense with one mechanism's parameters sit with that mechanism:
 from __future__ import annotations
 
 import math
-
 from functools import lru_cache
 
 from ._base import PrivacyInputError, check_delta, check_epsilon
@@ -51,8 +50,10 @@ def outer_product_sensitivity(neighbouring: str) -> float:
         return 1.0
     if neighbouring == "replace-one-row":
         return math.sqrt(2.0)
-    raise PrivacyInputError("neighbouring must be 'add-remove-one-row', 'zero-out-one-row' or "
-                            f"'replace-one-row', got {neighbouring!r}")
+    raise PrivacyInputError(
+        "neighbouring must be 'add-remove-one-row', 'zero-out-one-row' or "
+        f"'replace-one-row', got {neighbouring!r}"
+    )
 
 
 def _mod_sulq_log_term(d: int, delta: float) -> float:
@@ -120,7 +121,9 @@ def mod_sulq_noise_scale_tight(n: int, epsilon: float, delta: float) -> float:
     return gaussian_sigma_tight(outer_product_sensitivity("replace-one-row") / n, epsilon, delta)
 
 
-def analyze_gauss_noise_scale_tight(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+def analyze_gauss_noise_scale_tight(
+    epsilon: float, delta: float, sensitivity: float = 1.0
+) -> float:
     """``calibration="tight"`` std of Analyze Gauss's upper-triangle noise on XᵀX: the smallest σ
     for the exact Gaussian profile at the given L2 sensitivity (1 add/remove, √2 replace; see
     :func:`outer_product_sensitivity`): :func:`gaussian_sigma_tight`.  Any ε > 0."""
@@ -143,6 +146,7 @@ def ppca_concentration(n: int, epsilon: float) -> float:
 # tests/test_calibration_tight.py uses to check that these are sound upper bounds); wherever a tight
 # number is wanted, calibration="tight" uses the library (gaussian_sigma_tight below).
 
+
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
     """Largest ρ such that ρ-zCDP implies (ε, δ)-DP via ε = ρ + 2 sqrt(ρ log(1/δ)).
 
@@ -158,7 +162,9 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
-def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, compositions: int = 1) -> float:
+def gaussian_sigma(
+    sensitivity: float, epsilon: float, delta: float, compositions: int = 1
+) -> float:
     """Noise std of a Gaussian mechanism, L2 sensitivity ``sensitivity``, composed ``compositions`` times.
 
     Returns the smaller of two valid calibrations:
@@ -177,6 +183,7 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, composition
 # Exact privacy profile of the Gaussian mechanism (Balle & Wang, ICML 2018, Theorem 8)
 # ---------------------------------------------------------------------------------------------
 
+
 def gaussian_mu(sensitivity: float, sigma: float, compositions: int = 1) -> float:
     """μ = sqrt(T)·Δ/σ: T adaptive Gaussian releases of L2 sensitivity Δ and std σ are together
     exactly as private as one Gaussian with sensitivity/std ratio μ (μ-GDP; Dong, Roth & Su 2022,
@@ -189,7 +196,7 @@ def gaussian_mu(sensitivity: float, sigma: float, compositions: int = 1) -> floa
 def gaussian_delta_for_epsilon(mu: float, epsilon: float) -> float:
     """Exact δ(ε) of a Gaussian mechanism with ratio μ = Δ/σ (Balle & Wang 2018, Theorem 8):
 
-        δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ).
+    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ).
     """
     from scipy.special import log_ndtr, ndtr
 
@@ -212,12 +219,15 @@ def gaussian_epsilon_for_delta(mu: float, delta: float) -> float:
     hi = 1.0
     while gaussian_delta_for_epsilon(mu, hi) > dl:
         hi *= 2.0
-    return float(brentq(lambda e: gaussian_delta_for_epsilon(mu, e) - dl, 0.0, hi, xtol=1e-12, rtol=1e-12))
+    return float(
+        brentq(lambda e: gaussian_delta_for_epsilon(mu, e) - dl, 0.0, hi, xtol=1e-12, rtol=1e-12)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Tight calibration from the exact Gaussian privacy profile, by Google's dp-accounting library
 # ---------------------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=4096)
 def _unit_gaussian_sigma_tight(epsilon: float, delta: float, compositions: int) -> float:
@@ -225,11 +235,18 @@ def _unit_gaussian_sigma_tight(epsilon: float, delta: float, compositions: int) 
 
     # the library's binary search stops within an absolute 1e-7 of the smallest std, on the side that
     # satisfies δ(ε) <= δ; at unit sensitivity that is a relative 1e-7 (σ is linear in Δ)
-    return float(accountant.get_smallest_gaussian_noise(
-        common.DifferentialPrivacyParameters(epsilon, delta), num_queries=compositions, sensitivity=1.0))
+    return float(
+        accountant.get_smallest_gaussian_noise(
+            common.DifferentialPrivacyParameters(epsilon, delta),
+            num_queries=compositions,
+            sensitivity=1.0,
+        )
+    )
 
 
-def gaussian_sigma_tight(sensitivity: float, epsilon: float, delta: float, compositions: int = 1) -> float:
+def gaussian_sigma_tight(
+    sensitivity: float, epsilon: float, delta: float, compositions: int = 1
+) -> float:
     """Smallest noise std σ such that ``compositions`` (adaptive) Gaussian releases, each of L2
     sensitivity ``sensitivity`` and std σ, are together (ε, δ)-DP — the ``calibration="tight"``
     noise of every Gaussian mechanism here.
@@ -250,7 +267,9 @@ def gaussian_sigma_tight(sensitivity: float, epsilon: float, delta: float, compo
     return sensitivity * _unit_gaussian_sigma_tight(eps, dl, int(compositions))
 
 
-def gaussian_epsilon_tight(sensitivity: float, sigma: float, delta: float, compositions: int = 1) -> float:
+def gaussian_epsilon_tight(
+    sensitivity: float, sigma: float, delta: float, compositions: int = 1
+) -> float:
     """ε(δ) of ``compositions`` Gaussian releases of sensitivity Δ and std σ, by dp-accounting's
     privacy-loss distribution (``from_gaussian_mechanism`` with sensitivity sqrt(T)·Δ, pessimistic
     discretisation: an upper bound within about 1e-4 of the exact value)."""
@@ -265,6 +284,7 @@ def gaussian_epsilon_tight(sensitivity: float, sigma: float, delta: float, compo
 # ---------------------------------------------------------------------------------------------
 # Exact privacy profile of a Gaussian sketch (the release of private_sketch)
 # ---------------------------------------------------------------------------------------------
+
 
 def sketch_delta_for_epsilon(s: float, r: int, epsilon: float) -> float:
     """Exact δ(ε) between r i.i.d. draws of N(0, 1) and of N(0, 1 + s) (both orders, the larger).
@@ -293,7 +313,9 @@ def sketch_delta_for_epsilon(s: float, r: int, epsilon: float) -> float:
     # e^ε·P[...] in log space (ε may be large and the tails tiny)
     d_add = chi2.sf(c1 / (1.0 + s), r) - math.exp(epsilon + chi2.logsf(c1, r))
     c2 = (b - epsilon) / a
-    d_remove = 0.0 if c2 <= 0 else chi2.cdf(c2, r) - math.exp(epsilon + chi2.logcdf(c2 / (1.0 + s), r))
+    d_remove = (
+        0.0 if c2 <= 0 else chi2.cdf(c2, r) - math.exp(epsilon + chi2.logcdf(c2 / (1.0 + s), r))
+    )
     return max(0.0, float(d_add), float(d_remove))
 
 
@@ -316,6 +338,6 @@ def sketch_lift_tight(epsilon: float, delta: float, r: int) -> float:
         hi += 2.0
     log_w = brentq(f, lo, hi, xtol=1e-12, rtol=1e-12)
     w = math.exp(log_w) * (1.0 + 1e-9)
-    while f(math.log(w)) > 0:     # brentq's root may sit on the wrong side by its tolerance
+    while f(math.log(w)) > 0:  # brentq's root may sit on the wrong side by its tolerance
         w *= 1.0 + 1e-9
     return w

@@ -17,8 +17,15 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-__all__ = ["f_k_statistic", "f_k_trace", "split_rhat", "ess", "summarize_chains",
-           "RHAT_THRESHOLD", "MIN_ESS"]
+__all__ = [
+    "f_k_statistic",
+    "f_k_trace",
+    "split_rhat",
+    "ess",
+    "summarize_chains",
+    "RHAT_THRESHOLD",
+    "MIN_ESS",
+]
 
 #: Vehtari et al. (2021) recommend R̂ < 1.01 for the rank-normalised split-R̂
 #: (the traditional 1.1 / 1.05 thresholds miss real non-convergence with 4 chains).
@@ -51,7 +58,7 @@ def _split(chains: np.ndarray) -> np.ndarray:
     if half < 2:
         raise ValueError(f"need at least 4 draws per chain, got {n}")
     # drop the middle draw when n is odd
-    return np.concatenate([chains[:, :half], chains[:, n - half:]], axis=0)
+    return np.concatenate([chains[:, :half], chains[:, n - half :]], axis=0)
 
 
 def _rank_normalise(x: np.ndarray) -> np.ndarray:
@@ -106,7 +113,7 @@ def _ess_basic(x: np.ndarray) -> float:
     rho[0] = 1.0
     # Geyer initial positive sequence on pair sums P_t = ρ_{2t} + ρ_{2t+1}
     n_pairs = n // 2
-    P = rho[0:2 * n_pairs:2] + rho[1:2 * n_pairs:2]
+    P = rho[0 : 2 * n_pairs : 2] + rho[1 : 2 * n_pairs : 2]
     pos = P > 0
     stop = int(np.argmin(pos)) if not pos.all() else n_pairs
     P = P[:stop]
@@ -126,8 +133,9 @@ def ess(chains: np.ndarray) -> float:
     return _ess_basic(_rank_normalise(x))
 
 
-def summarize_chains(trace: np.ndarray, *, rhat_threshold: float = RHAT_THRESHOLD,
-                     min_ess: float | None = None) -> dict:
+def summarize_chains(
+    trace: np.ndarray, *, rhat_threshold: float = RHAT_THRESHOLD, min_ess: float | None = None
+) -> dict:
     """R̂, ESS and a converged flag for a (chains x draws) trace (after burn-in)."""
     trace = np.atleast_2d(trace)
     m = trace.shape[0]
@@ -135,5 +143,10 @@ def summarize_chains(trace: np.ndarray, *, rhat_threshold: float = RHAT_THRESHOL
         min_ess = MIN_ESS_PER_CHAIN * max(m, 1)
     r = split_rhat(trace)
     e = ess(trace)
-    return {"rhat": r, "ess": e, "converged": bool(np.isfinite(r) and r < rhat_threshold and e >= min_ess),
-            "rhat_threshold": rhat_threshold, "min_ess": float(min_ess)}
+    return {
+        "rhat": r,
+        "ess": e,
+        "converged": bool(np.isfinite(r) and r < rhat_threshold and e >= min_ess),
+        "rhat_threshold": rhat_threshold,
+        "min_ess": float(min_ess),
+    }

@@ -17,12 +17,18 @@ from numbers import Integral, Real
 from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import get_mechanism
 from ._base import ChainConvergenceWarning, MechanismOutput, check_data
+
 
 def as_generator(random_state) -> np.random.Generator:
     """Map scikit-learn's ``random_state`` conventions (None, int, Generator, RandomState) to a Generator."""
@@ -32,7 +38,9 @@ def as_generator(random_state) -> np.random.Generator:
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**32 - 1, size=4))
-    raise ValueError(f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}")
+    raise ValueError(
+        f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}"
+    )
 
 
 def refuse_quoting_input(X) -> None:
@@ -50,9 +58,11 @@ def refuse_quoting_input(X) -> None:
         raise ValueError("X cannot be converted to an array: rows of unequal length?") from None
     if A.ndim < 2:
         # scikit-learn's wording without its "array=..." line
-        raise ValueError(f"Expected 2D array, got {A.ndim}D array instead. Reshape your data either using "
-                         f"array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
-                         f"if it contains a single sample.")
+        raise ValueError(
+            f"Expected 2D array, got {A.ndim}D array instead. Reshape your data either using "
+            f"array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+            f"if it contains a single sample."
+        )
     if np.iscomplexobj(A):
         raise ValueError("Complex data not supported")
     if A.dtype.kind in "OUS":
@@ -150,10 +160,19 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, mechanism: str | Callable[..., MechanismOutput] = "ppca", n_components: int = 2, *,
-                 epsilon: float = 1.0, delta: float | None = None, row_norm_bound: float = 1.0,
-                 clip: bool = False, mechanism_params: dict | None = None, keep_diagnostics: bool = False,
-                 random_state=None):
+    def __init__(
+        self,
+        mechanism: str | Callable[..., MechanismOutput] = "ppca",
+        n_components: int = 2,
+        *,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        row_norm_bound: float = 1.0,
+        clip: bool = False,
+        mechanism_params: dict | None = None,
+        keep_diagnostics: bool = False,
+        random_state=None,
+    ):
         self.mechanism = mechanism
         self.n_components = n_components
         self.epsilon = epsilon
@@ -194,22 +213,27 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def _check_n_components(self, n_features: int) -> int:
         """n_components (an int >= 1 by the constraints) against the data: k < n_features."""
         k = self.n_components
-        if isinstance(k, bool):   # an Integral to Python, not a rank
+        if isinstance(k, bool):  # an Integral to Python, not a rank
             raise ValueError(f"n_components must be an integer, got {k!r}")
         if not int(k) < n_features:
-            raise ValueError(f"n_components must satisfy 1 <= n_components < n_features = {n_features}, "
-                             f"got {k}")
+            raise ValueError(
+                f"n_components must satisfy 1 <= n_components < n_features = {n_features}, got {k}"
+            )
         return int(k)
 
     def _not_converged_message(self, name: str) -> str:
         """Public configuration only; points to diagnostics the user can see (or says how to)."""
-        where = ("diagnostics_['converged'] is False; the split-Rhat and ESS are in diagnostics_"
-                 if self.keep_diagnostics else
-                 "The diagnostics (split-Rhat, ESS) are not kept: refit with keep_diagnostics=True to see "
-                 "them in diagnostics_")
-        return (f"mechanism {name!r}: the MCMC chain did NOT pass its convergence diagnostics, so the "
-                f"released subspace may be far from the target law; increase mechanism_params['iterations']. "
-                f"{where} (not private, like this warning: neither belongs beside the release).")
+        where = (
+            "diagnostics_['converged'] is False; the split-Rhat and ESS are in diagnostics_"
+            if self.keep_diagnostics
+            else "The diagnostics (split-Rhat, ESS) are not kept: refit with keep_diagnostics=True to see "
+            "them in diagnostics_"
+        )
+        return (
+            f"mechanism {name!r}: the MCMC chain did NOT pass its convergence diagnostics, so the "
+            f"released subspace may be far from the target law; increase mechanism_params['iterations']. "
+            f"{where} (not private, like this warning: neither belongs beside the release)."
+        )
 
     # -- fit / transform -------------------------------------------------------------------------
 
@@ -233,8 +257,10 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         refuse_quoting_input(X)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64)
         if X.shape[1] < 2:  # scikit-learn's ensure_min_features message prints the shape, so n
-            raise ValueError(f"Found array with {X.shape[1]} feature(s) while a minimum of 2 is required "
-                             f"(n_components < n_features)")
+            raise ValueError(
+                f"Found array with {X.shape[1]} feature(s) while a minimum of 2 is required "
+                f"(n_components < n_features)"
+            )
         k = self._check_n_components(X.shape[1])
         bound = float(self.row_norm_bound)
         # Privacy check (rows of norm <= B), with the project's message; then scale onto the unit ball.
@@ -258,8 +284,10 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if out.components is None:
             # Only the released status and reason go into the message: diagnostics are not private.
             reason = f": {release['reason']}" if release.get("reason") else ""
-            raise RuntimeError(f"mechanism {name!r} returned no subspace (status {release['status']!r}{reason}); "
-                               f"the answer ⊥ cannot be used to transform data")
+            raise RuntimeError(
+                f"mechanism {name!r} returned no subspace (status {release['status']!r}{reason}); "
+                f"the answer ⊥ cannot be used to transform data"
+            )
         self.components_ = np.ascontiguousarray(np.asarray(out.components, dtype=np.float64).T)
         self.n_components_ = self.components_.shape[0]
         self.guarantee_ = out.guarantee
@@ -284,6 +312,8 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         refuse_quoting_input(X)
         Z = check_array(X, accept_sparse=False, dtype=np.float64)
         if Z.shape[1] != self.n_components_:
-            raise ValueError(f"X has {Z.shape[1]} features, but {type(self).__name__}.inverse_transform "
-                             f"expects {self.n_components_} (n_components_)")
+            raise ValueError(
+                f"X has {Z.shape[1]} features, but {type(self).__name__}.inverse_transform "
+                f"expects {self.n_components_} (n_components_)"
+            )
         return Z @ self.components_

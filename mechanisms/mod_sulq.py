@@ -16,8 +16,15 @@ import math
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, check_data, check_delta, check_epsilon,
-                    check_k, second_moment)
+from ._base import (
+    MechanismOutput,
+    PrivacyGuarantee,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+    second_moment,
+)
 from .calibration import check_calibration, mod_sulq_noise_scale, mod_sulq_noise_scale_tight
 from .linalg import symmetric_gaussian, top_k_eigenvectors
 
@@ -39,12 +46,22 @@ def sulq_noise_scale(n: int, d: int, epsilon: float, delta: float) -> float:
         raise ValueError(f"n and d must be integers >= 1, got n={n!r}, d={d!r}")
     eps, dl = check_epsilon(epsilon), check_delta(delta)
     if dl >= d:
-        raise ValueError(f"delta = {delta} must be below d = {d} for the SULQ variance (log(d/delta) > 0)")
+        raise ValueError(
+            f"delta = {delta} must be below d = {d} for the SULQ variance (log(d/delta) > 0)"
+        )
     return 2.0 * math.sqrt(2.0) * d * math.log(d / dl) / (n * eps)
 
 
-def mod_sulq(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
-             clip: bool = False, calibration: str = "paper") -> MechanismOutput:
+def mod_sulq(
+    X,
+    k: int,
+    *,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    clip: bool = False,
+    calibration: str = "paper",
+) -> MechanismOutput:
     """Algorithm 1 of JMLR 2013 with the noise standard deviation β of eq. (5) (``calibration="paper"``),
     the smallest β for the exact Gaussian privacy profile (``calibration="tight"``) or the original
     SULQ noise of section 3.1 (``calibration="sulq"``, :func:`sulq_noise_scale`; larger than eq. (5)).
@@ -91,16 +108,26 @@ def mod_sulq(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generato
     elif calibration == "sulq":
         beta = sulq_noise_scale(n, d, epsilon, delta)
         if beta < mod_sulq_noise_scale(n, d, epsilon, delta):  # a function of (n, d, ε, δ) only
-            raise ValueError("the SULQ noise is below eq. (5)'s for these n, d, epsilon, delta: Theorem 5 "
-                             "does not cover it; use calibration='paper'")
-        note = ("JMLR 2013 Theorem 5 (noise at least eq. (5)'s); noise sd of the original SULQ, "
-                "variance 8 d^2 log^2(d/delta)/(n^2 epsilon^2), JMLR 2013 section 3.1")
+            raise ValueError(
+                "the SULQ noise is below eq. (5)'s for these n, d, epsilon, delta: Theorem 5 "
+                "does not cover it; use calibration='paper'"
+            )
+        note = (
+            "JMLR 2013 Theorem 5 (noise at least eq. (5)'s); noise sd of the original SULQ, "
+            "variance 8 d^2 log^2(d/delta)/(n^2 epsilon^2), JMLR 2013 section 3.1"
+        )
     else:
         beta = mod_sulq_noise_scale_tight(n, epsilon, delta)
-        note = ("JMLR 2013 Algorithm 1 with the smallest beta for the exact Gaussian profile "
-                "(sensitivity sqrt(2)/n; dp-accounting)")
+        note = (
+            "JMLR 2013 Algorithm 1 with the smallest beta for the exact Gaussian profile "
+            "(sensitivity sqrt(2)/n; dp-accounting)"
+        )
     noisy = second_moment(X) + symmetric_gaussian(d, beta, rng)
     V = top_k_eigenvectors(noisy, k)
     guarantee = PrivacyGuarantee(epsilon, delta, "replace-one-row", note=note)
-    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": beta, "calibration": calibration},
-                           diagnostics={"n_clipped": n_clipped})
+    return MechanismOutput(
+        V,
+        guarantee,
+        release={"status": "ok", "noise_scale": beta, "calibration": calibration},
+        diagnostics={"n_clipped": n_clipped},
+    )

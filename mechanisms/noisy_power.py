@@ -74,8 +74,15 @@ from typing import Any
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k)
+from ._base import (
+    MechanismOutput,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+)
 from .calibration import gaussian_sigma_tight, zcdp_rho_for
 from .linalg import orthonormalize, random_orthonormal
 
@@ -88,6 +95,7 @@ NEIGHBOURINGS = ("entry-level", "replace-one-row", "add-remove-one-row")
 # ---------------------------------------------------------------------------------------------
 # Noise scales of the private power method
 # ---------------------------------------------------------------------------------------------
+
 
 def noisy_power_noise_scale(epsilon: float, delta: float, p: int, L: int) -> float:
     """σ = ε⁻¹ sqrt(4 p L log(1/δ)) — Hardt & Price, Lemma E.5 / Figure 3 (entry-level).
@@ -111,9 +119,13 @@ def noisy_power_row_sensitivity(neighbouring: str) -> float:
     raise ValueError(f"no row-level sensitivity for {neighbouring!r}")
 
 
-def noisy_power_row_noise_scale(epsilon: float, delta: float, L: int,
-                                neighbouring: str = "replace-one-row",
-                                calibration: str = "paper") -> float:
+def noisy_power_row_noise_scale(
+    epsilon: float,
+    delta: float,
+    L: int,
+    neighbouring: str = "replace-one-row",
+    calibration: str = "paper",
+) -> float:
     """Noise std per entry of G_l for the row-level PPM on A = XᵀX (divide by n for XᵀX/n).
 
     ``calibration="paper"``: Δ ε⁻¹ sqrt(4 L log(1/δ)) (Lemma E.5's form, Δ = row sensitivity);
@@ -142,8 +154,9 @@ def noisy_power_tight_noise_scale(epsilon: float, delta: float, p: int, L: int) 
     return gaussian_sigma_tight(math.sqrt(p), epsilon, delta, L)
 
 
-def noisy_power_laplace_scale(epsilon: float, p: int, L: int, *, d: int | None = None,
-                              neighbouring: str = "entry-level") -> float:
+def noisy_power_laplace_scale(
+    epsilon: float, p: int, L: int, *, d: int | None = None, neighbouring: str = "entry-level"
+) -> float:
     """Laplace scale b of each entry of G_l for (ε, 0)-DP (Corollary E.7 analogue, basic composition).
 
     entry-level: b = p L / ε, multiplied by ||X_{l-1}||_∞ in use (L1 sensitivity p ||X||_∞);
@@ -168,10 +181,24 @@ def default_iterations(d: int, gap: float = 0.5) -> int:
 # Mechanism
 # ---------------------------------------------------------------------------------------------
 
-def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                p: int | None = None, iterations: int | None = None, gap: float = 0.5,
-                noise: str = "gaussian", neighbouring: str = "replace-one-row", calibration: str = "paper",
-                output: str = "projected", clip: bool = False, return_trace: bool = False) -> MechanismOutput:
+
+def noisy_power(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    p: int | None = None,
+    iterations: int | None = None,
+    gap: float = 0.5,
+    noise: str = "gaussian",
+    neighbouring: str = "replace-one-row",
+    calibration: str = "paper",
+    output: str = "projected",
+    clip: bool = False,
+    return_trace: bool = False,
+) -> MechanismOutput:
     """Hardt–Price private power method on A = XᵀX (module docstring: release and diagnostics).
 
     Parameters
@@ -227,14 +254,20 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
         raise PrivacyInputError(f"noise must be 'gaussian' or 'laplace', got {noise!r}")
     dl = check_delta(delta) if noise == "gaussian" else 0.0
     if neighbouring not in NEIGHBOURINGS:
-        raise PrivacyInputError(f"neighbouring must be one of {NEIGHBOURINGS}, got {neighbouring!r}")
+        raise PrivacyInputError(
+            f"neighbouring must be one of {NEIGHBOURINGS}, got {neighbouring!r}"
+        )
     if output not in ("projected", "first-k"):
         raise PrivacyInputError(f"output must be 'projected' or 'first-k', got {output!r}")
     if calibration not in ("paper", "zcdp", "tight"):
-        raise PrivacyInputError(f"calibration must be 'paper', 'zcdp' or 'tight', got {calibration!r}")
+        raise PrivacyInputError(
+            f"calibration must be 'paper', 'zcdp' or 'tight', got {calibration!r}"
+        )
     if calibration == "tight" and noise != "gaussian":
-        raise PrivacyInputError("calibration='tight' calibrates Gaussian noise; the Laplace variant is "
-                                "pure eps-DP by basic composition (use calibration='paper')")
+        raise PrivacyInputError(
+            "calibration='tight' calibrates Gaussian noise; the Laplace variant is "
+            "pure eps-DP by basic composition (use calibration='paper')"
+        )
     p = min(2 * k, d) if p is None else int(p)
     if not (k <= p <= d):
         raise PrivacyInputError(f"p must satisfy k <= p <= d ({k} <= p <= {d}), got {p}")
@@ -248,10 +281,14 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
         if calibration == "paper" and eps > PAPER_EPS_FACTOR * math.log(1.0 / dl):
             raise PrivacyInputError(
                 f"the paper's sigma is proven (eps, delta)-DP only for eps <= {PAPER_EPS_FACTOR:.3f}*log(1/delta)"
-                f" = {PAPER_EPS_FACTOR * math.log(1 / dl):.3g}; use calibration='zcdp'")
+                f" = {PAPER_EPS_FACTOR * math.log(1 / dl):.3g}; use calibration='zcdp'"
+            )
         if entry:
-            scale = {"paper": noisy_power_noise_scale, "zcdp": noisy_power_zcdp_noise_scale,
-                     "tight": noisy_power_tight_noise_scale}[calibration](eps, dl, p, n_products)
+            scale = {
+                "paper": noisy_power_noise_scale,
+                "zcdp": noisy_power_zcdp_noise_scale,
+                "tight": noisy_power_tight_noise_scale,
+            }[calibration](eps, dl, p, n_products)
         else:
             scale = noisy_power_row_noise_scale(eps, dl, n_products, neighbouring, calibration)
     else:
@@ -288,16 +325,31 @@ def noisy_power(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, del
     else:
         V = Xl[:, :k].copy()
 
-    note = ("A = XᵀX; " + ("entry-level: neighbouring matrices A differ in one entry by <= 1 "
-                           "(Hardt-Price Def. E.1), NOT a row-level guarantee"
-                           if entry else f"row-level ({neighbouring}) calibration derived in mechanisms/noisy_power.py"))
-    guarantee = PrivacyGuarantee(epsilon=eps, delta=dl, neighbouring=neighbouring, exact=True, note=note)
+    note = "A = XᵀX; " + (
+        "entry-level: neighbouring matrices A differ in one entry by <= 1 "
+        "(Hardt-Price Def. E.1), NOT a row-level guarantee"
+        if entry
+        else f"row-level ({neighbouring}) calibration derived in mechanisms/noisy_power.py"
+    )
+    guarantee = PrivacyGuarantee(
+        epsilon=eps, delta=dl, neighbouring=neighbouring, exact=True, note=note
+    )
     release: dict[str, Any] = {
-        "status": "ok", "noise": noise, "noise_scale": scale, "noise_std_per_iteration": per_iter,
-        "p": p, "iterations": L, "n_noisy_products": n_products, "calibration": calibration,
-        "output": output, "matrix": "XtX", "noise_multiplier": "||X_{l-1}||_inf" if entry else "1",
+        "status": "ok",
+        "noise": noise,
+        "noise_scale": scale,
+        "noise_std_per_iteration": per_iter,
+        "p": p,
+        "iterations": L,
+        "n_noisy_products": n_products,
+        "calibration": calibration,
+        "output": output,
+        "matrix": "XtX",
+        "noise_multiplier": "||X_{l-1}||_inf" if entry else "1",
     }
     if return_trace:
         release["trace"] = trace
     diagnostics = {"noise_scale_normalised": scale / n, "n": n, "n_clipped": n_clipped}
-    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+    return MechanismOutput(
+        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+    )

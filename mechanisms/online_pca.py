@@ -70,11 +70,26 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
-                    check_delta, check_epsilon, check_k, stream_rows)
+from ._base import (
+    MechanismOutput,
+    PreparedData,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+    stream_rows,
+)
+from .calibration import (
+    analyze_gauss_noise_scale,
+    check_calibration,
+    gaussian_epsilon_tight,
+    gaussian_sigma,
+    gaussian_sigma_tight,
+    zcdp_to_epsilon,
+)
 from .linalg import random_orthonormal, single_thread_blas, symmetric_gaussian, top_k_eigenvectors
-from .calibration import (analyze_gauss_noise_scale, check_calibration, gaussian_epsilon_tight, gaussian_sigma,
-                          gaussian_sigma_tight, zcdp_to_epsilon)
 
 
 def tree_height(m: int) -> int:
@@ -111,7 +126,8 @@ def row_sensitivity(neighbouring: str) -> float:
         raise PrivacyInputError(
             "online_pca does not cover add-remove-one-row: deleting a row shifts every later row's "
             "position (O(m) tree nodes change); its event-level relation is 'zero-out-one-row' "
-            "(a row replaced by the zero vector at the same position)")
+            "(a row replaced by the zero vector at the same position)"
+        )
     raise PrivacyInputError(f"neighbouring must be one of {NEIGHBOURINGS}, got {neighbouring!r}")
 
 
@@ -126,8 +142,13 @@ def tree_released_nodes_per_element(m: int) -> int:
     return int(m).bit_length()
 
 
-def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: str = "zero-out-one-row",
-                          calibration: str = "paper") -> float:
+def tree_node_noise_scale(
+    epsilon: float,
+    delta: float,
+    m: int,
+    neighbouring: str = "zero-out-one-row",
+    calibration: str = "paper",
+) -> float:
     """Per-node noise std making the whole tree release (ε, δ)-DP.
 
     ``"paper"`` (default): gaussian_sigma(Δ_row sqrt(1 + H), ε, δ) (every element counted in all H + 1
@@ -135,13 +156,22 @@ def tree_node_noise_scale(epsilon: float, delta: float, m: int, neighbouring: st
     :func:`tree_released_nodes_per_element` (m)) (exact profile, dp-accounting).
     """
     if check_calibration(calibration) == "tight":
-        return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta,
-                                    tree_released_nodes_per_element(m))
-    return gaussian_sigma(row_sensitivity(neighbouring) * math.sqrt(1 + tree_height(m)), epsilon, delta)
+        return gaussian_sigma_tight(
+            row_sensitivity(neighbouring), epsilon, delta, tree_released_nodes_per_element(m)
+        )
+    return gaussian_sigma(
+        row_sensitivity(neighbouring) * math.sqrt(1 + tree_height(m)), epsilon, delta
+    )
 
 
-def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: float | None = None,
-                                neighbouring: str = "zero-out-one-row", calibration: str = "paper") -> float:
+def algorithm2_composed_epsilon(
+    epsilon: float,
+    delta: float,
+    m: int,
+    sigma: float | None = None,
+    neighbouring: str = "zero-out-one-row",
+    calibration: str = "paper",
+) -> float:
     """ε of the whole Algorithm-2 sequence (m releases, each Gaussian with std σ).
 
     ``"paper"``: zCDP composition (Bun–Steinke conversion); ``"tight"``: the exact composed profile
@@ -150,14 +180,18 @@ def algorithm2_composed_epsilon(epsilon: float, delta: float, m: int, sigma: flo
     """
     sens = row_sensitivity(neighbouring)
     if check_calibration(calibration) == "tight":
-        sigma = algorithm2_noise_scale_tight(epsilon, delta, neighbouring) if sigma is None else sigma
+        sigma = (
+            algorithm2_noise_scale_tight(epsilon, delta, neighbouring) if sigma is None else sigma
+        )
         return gaussian_epsilon_tight(sens, sigma, delta, m)
     sigma = algorithm1_noise_scale(epsilon, delta, sens) if sigma is None else sigma
-    rho = m * sens ** 2 / (2.0 * sigma ** 2)
+    rho = m * sens**2 / (2.0 * sigma**2)
     return zcdp_to_epsilon(rho, delta)
 
 
-def algorithm2_noise_scale_tight(epsilon: float, delta: float, neighbouring: str = "zero-out-one-row") -> float:
+def algorithm2_noise_scale_tight(
+    epsilon: float, delta: float, neighbouring: str = "zero-out-one-row"
+) -> float:
     """``calibration="tight"`` per-step std of Algorithm 2: the smallest σ making one step (ε, δ)-DP
     at sensitivity Δ_row (the ``"paper"`` one is :func:`algorithm1_noise_scale`, sensitivity 1)."""
     return gaussian_sigma_tight(row_sensitivity(neighbouring), epsilon, delta)
@@ -173,8 +207,9 @@ class TreeAggregator:
     can still be used are kept (O(log m) arrays of the element's shape).
     """
 
-    def __init__(self, horizon: int, shape: tuple[int, ...],
-                 noise: Callable[[], np.ndarray] | None = None) -> None:
+    def __init__(
+        self, horizon: int, shape: tuple[int, ...], noise: Callable[[], np.ndarray] | None = None
+    ) -> None:
         self.m = int(horizon)
         self.H = tree_height(self.m)
         self.shape = tuple(shape)
@@ -182,7 +217,7 @@ class TreeAggregator:
         self.t = 0
         self._open: dict[int, tuple[int, np.ndarray]] = {}
         self._done: dict[tuple[int, int], np.ndarray] = {}
-        self.membership: list[int] = []       # number of nodes each element entered
+        self.membership: list[int] = []  # number of nodes each element entered
         self.nodes_of: list[list[tuple[int, int]]] = []  # (level, index) of those nodes
         self.n_noise_draws = 0
 
@@ -234,13 +269,20 @@ class TreeAggregator:
         return len(self._done) + len(self._open)
 
 
-def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, int | None, list[int]]:
+def _rows(
+    stream: Any, clip: bool
+) -> tuple[Iterable[np.ndarray], int | None, int | None, list[int]]:
     """The stream's rows, each through the shared row-norm check (``check_data``), whatever the container."""
     clipped = [0]
-    if isinstance(stream, PreparedData) or isinstance(stream, np.ndarray) or (
-            isinstance(stream, (list, tuple)) and len(stream) and np.ndim(stream[0]) == 1):
+    if (
+        isinstance(stream, PreparedData)
+        or isinstance(stream, np.ndarray)
+        or (isinstance(stream, (list, tuple)) and len(stream) and np.ndim(stream[0]) == 1)
+    ):
         # check_data re-checks a PreparedData validated for a looser bound than 1
-        X, nc = check_data(stream if isinstance(stream, PreparedData) else np.asarray(stream), clip=clip)
+        X, nc = check_data(
+            stream if isinstance(stream, PreparedData) else np.asarray(stream), clip=clip
+        )
         clipped[0] = nc
         return iter(X), X.shape[0], X.shape[1], clipped
 
@@ -249,13 +291,25 @@ def _rows(stream: Any, clip: bool) -> tuple[Iterable[np.ndarray], int | None, in
             r, nc = check_data(stream_rows(row).reshape(1, -1), clip=clip)
             clipped[0] += nc
             yield r[0]
+
     return gen(), None, None, clipped
 
 
-def online_pca(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-               tree: bool = True, horizon: int | None = None, neighbouring: str = "zero-out-one-row",
-               clip: bool = False, keep_subspaces: bool = True, keep_curves: bool = True,
-               calibration: str = "paper") -> MechanismOutput:
+def online_pca(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    tree: bool = True,
+    horizon: int | None = None,
+    neighbouring: str = "zero-out-one-row",
+    clip: bool = False,
+    keep_subspaces: bool = True,
+    keep_curves: bool = True,
+    calibration: str = "paper",
+) -> MechanismOutput:
     """DTTZ online PCA (Algorithm 2; tree-based aggregation of section 4 when ``tree=True``).
 
     Parameters
@@ -323,8 +377,11 @@ def online_pca(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delt
         sigma = tree_node_noise_scale(eps, dl, m, neighbouring, calibration)
         agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sigma, rng))
     else:
-        sigma = (algorithm1_noise_scale(eps, dl, sens) if calibration == "paper"   # each step (eps, dl)-DP
-                 else algorithm2_noise_scale_tight(eps, dl, neighbouring))         # under `neighbouring`
+        sigma = (
+            algorithm1_noise_scale(eps, dl, sens)
+            if calibration == "paper"  # each step (eps, dl)-DP
+            else algorithm2_noise_scale_tight(eps, dl, neighbouring)
+        )  # under `neighbouring`
         C = np.zeros((d, d))
 
     V = random_orthonormal(d, k, rng)
@@ -359,9 +416,18 @@ def online_pca(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delt
 
     opt = float(np.sum(np.linalg.eigvalsh(S_true)[::-1][:k]))
     cum = float(np.sum(gains))
-    release: dict[str, Any] = {"status": "ok", "m": t, "tree": tree, "neighbouring_sensitivity": sens}
-    diagnostics: dict[str, Any] = {"cumulative_gain": cum, "opt": opt, "regret": opt - cum,
-                                   "n_clipped": clipped[0]}
+    release: dict[str, Any] = {
+        "status": "ok",
+        "m": t,
+        "tree": tree,
+        "neighbouring_sensitivity": sens,
+    }
+    diagnostics: dict[str, Any] = {
+        "cumulative_gain": cum,
+        "opt": opt,
+        "regret": opt - cum,
+        "n_clipped": clipped[0],
+    }
     if keep_curves:
         diagnostics.update(gains=np.asarray(gains), regret_curve=np.asarray(regret_curve))
     if keep_subspaces:
@@ -369,25 +435,43 @@ def online_pca(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delt
     if tree:
         release.update(noise_scale=sigma, node_noise_scale=sigma, horizon=m, tree_height=agg.H)
         diagnostics.update(max_membership=max(agg.membership), n_noise_draws=agg.n_noise_draws)
-        guarantee = PrivacyGuarantee(eps, dl, neighbouring, exact=True,
-                                     note=f"tree-based aggregation: whole sequence (eps, delta)-DP "
-                                          f"({neighbouring}: event-level stream neighbours, same positions)")
+        guarantee = PrivacyGuarantee(
+            eps,
+            dl,
+            neighbouring,
+            exact=True,
+            note=f"tree-based aggregation: whole sequence (eps, delta)-DP "
+            f"({neighbouring}: event-level stream neighbours, same positions)",
+        )
     else:
         eps_total = algorithm2_composed_epsilon(eps, dl, t, sigma, neighbouring, calibration)
-        release.update(noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total)
-        guarantee = PrivacyGuarantee(eps_total, dl, neighbouring, exact=False,
-                                     note=f"Algorithm 2: each step ({eps}, {dl})-DP under {neighbouring} "
-                                          f"(sigma = {sigma:.6g} for row sensitivity {sens:.6g}); whole "
-                                          "sequence bounded by "
-                                          + ("zCDP composition" if calibration == "paper" else
-                                             "the exact Gaussian composition (dp-accounting PLD)")
-                                          + f" over {t} releases")
+        release.update(
+            noise_scale=sigma, per_step_epsilon=eps, per_step_delta=dl, composed_epsilon=eps_total
+        )
+        guarantee = PrivacyGuarantee(
+            eps_total,
+            dl,
+            neighbouring,
+            exact=False,
+            note=f"Algorithm 2: each step ({eps}, {dl})-DP under {neighbouring} "
+            f"(sigma = {sigma:.6g} for row sensitivity {sens:.6g}); whole "
+            "sequence bounded by "
+            + (
+                "zCDP composition"
+                if calibration == "paper"
+                else "the exact Gaussian composition (dp-accounting PLD)"
+            )
+            + f" over {t} releases",
+        )
     release["calibration"] = calibration
-    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+    return MechanismOutput(
+        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+    )
 
 
-def online_regret_bounds(m: int | np.ndarray, d: int, k: int, opt: float | np.ndarray, epsilon: float,
-                         delta: float) -> dict[str, Any]:
+def online_regret_bounds(
+    m: int | np.ndarray, d: int, k: int, opt: float | np.ndarray, epsilon: float, delta: float
+) -> dict[str, Any]:
     """Regret-bound *rates* of DTTZ Theorems 9 and 8 with all O(·) constants set to 1.
 
     Theorem 9 (Algorithm 2, ε < 1, δ < 1/m): ``k sqrt(d) log m / ε + ε OPT + 1``.
@@ -397,7 +481,16 @@ def online_regret_bounds(m: int | np.ndarray, d: int, k: int, opt: float | np.nd
     m = np.asarray(m, dtype=float)
     opt = np.asarray(opt, dtype=float)
     t9 = k * math.sqrt(d) * np.log(m) / epsilon + epsilon * opt + 1.0
-    t8 = np.sqrt(k * opt) * d ** 0.25 * np.log(m / delta) ** 2
-    cond8 = (delta < 1.0 / m ** 2) & (epsilon < 0.1) & (opt > k * math.sqrt(d) * np.log(m / delta) ** 2 / epsilon ** 2)
+    t8 = np.sqrt(k * opt) * d**0.25 * np.log(m / delta) ** 2
+    cond8 = (
+        (delta < 1.0 / m**2)
+        & (epsilon < 0.1)
+        & (opt > k * math.sqrt(d) * np.log(m / delta) ** 2 / epsilon**2)
+    )
     cond9 = (epsilon < 1.0) & (delta < 1.0 / m)
-    return {"theorem9": t9, "theorem8": t8, "theorem8_conditions": cond8, "theorem9_conditions": cond9}
+    return {
+        "theorem9": t9,
+        "theorem8": t8,
+        "theorem8_conditions": cond8,
+        "theorem9_conditions": cond9,
+    }

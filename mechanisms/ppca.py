@@ -40,33 +40,52 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._base import (ChainConvergenceWarning, MechanismOutput, PrivacyGuarantee, check_data, check_epsilon,
-                    check_k, second_moment)
+from ._base import (
+    ChainConvergenceWarning,
+    MechanismOutput,
+    PrivacyGuarantee,
+    check_data,
+    check_epsilon,
+    check_k,
+    second_moment,
+)
 from .bingham import run_bingham_chains, sample_vector_bingham
 from .diagnostics import RHAT_THRESHOLD, summarize_chains
 
-__all__ = ["ppca", "ppca_from_second_moment", "ppca_restarts", "ppca_restarts_from_second_moment",
-           "gibbs_convergence_traces", "SAMPLERS"]
+__all__ = [
+    "ppca",
+    "ppca_from_second_moment",
+    "ppca_restarts",
+    "ppca_restarts_from_second_moment",
+    "gibbs_convergence_traces",
+    "SAMPLERS",
+]
 
 SAMPLERS = ("auto", "exact", "gibbs", "reference")
 
-_MCMC_NOTE = ("NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
-              "BMF(n*eps/2*A); this output is the final state of an MCMC chain ({sampler}, {iterations} "
-              "iterations, chain 0 of {n_chains}) and is only approximately BMF-distributed: no formal "
-              "guarantee (CSS 2013 section 6.2). Convergence diagnostics (R-hat, ESS) are computed from "
-              "the data and are not private: see the output's diagnostics.")
-_EXACT_NOTE = ("exact draw from BMF(n*eps/2*A) by ACG rejection (k = 1): pure epsilon-DP, "
-               "replace-one-row, up to floating-point effects (Mironov 2012).")
+_MCMC_NOTE = (
+    "NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
+    "BMF(n*eps/2*A); this output is the final state of an MCMC chain ({sampler}, {iterations} "
+    "iterations, chain 0 of {n_chains}) and is only approximately BMF-distributed: no formal "
+    "guarantee (CSS 2013 section 6.2). Convergence diagnostics (R-hat, ESS) are computed from "
+    "the data and are not private: see the output's diagnostics."
+)
+_EXACT_NOTE = (
+    "exact draw from BMF(n*eps/2*A) by ACG rejection (k = 1): pure epsilon-DP, "
+    "replace-one-row, up to floating-point effects (Mironov 2012)."
+)
 
 
 def not_converged_message(sampler: str, iterations: int, chains: str, rhat_threshold: float) -> str:
     """Text of the non-convergence warning: public configuration only (no R̂, ESS or other number
     computed from the data); ``chains`` names the chains, e.g. ``"4 chains"``."""
-    return (f"PPCA {sampler} sampler did NOT pass convergence diagnostics (split-Rhat < {rhat_threshold} "
-            f"and bulk-ESS >= min_ess) after {iterations} iterations x {chains}: the released subspace may "
-            f"be far from BMF(n*eps/2*A); increase iterations. diagnostics['converged'] is False; the "
-            f"split-Rhat and ESS are in the output's diagnostics (not private, like this warning: "
-            f"neither belongs beside the release).")
+    return (
+        f"PPCA {sampler} sampler did NOT pass convergence diagnostics (split-Rhat < {rhat_threshold} "
+        f"and bulk-ESS >= min_ess) after {iterations} iterations x {chains}: the released subspace may "
+        f"be far from BMF(n*eps/2*A); increase iterations. diagnostics['converged'] is False; the "
+        f"split-Rhat and ESS are in the output's diagnostics (not private, like this warning: "
+        f"neither belongs beside the release)."
+    )
 
 
 def _resolve_sampler(sampler: str, k: int) -> str:
@@ -75,8 +94,10 @@ def _resolve_sampler(sampler: str, k: int) -> str:
     if sampler == "auto":
         return "exact" if k == 1 else "gibbs"
     if sampler == "exact" and k != 1:
-        raise ValueError("sampler='exact' is only available for k = 1; use 'gibbs' (fast MCMC) "
-                         "or 'reference' for k > 1, or ppca_iterative for an exact k-step mechanism")
+        raise ValueError(
+            "sampler='exact' is only available for k = 1; use 'gibbs' (fast MCMC) "
+            "or 'reference' for k > 1, or ppca_iterative for an exact k-step mechanism"
+        )
     return sampler
 
 
@@ -90,33 +111,62 @@ def _bmf_target(A: np.ndarray, n: int, k: int, epsilon: float, sampler: str, sta
     k = check_k(k, d)
     sampler = _resolve_sampler(sampler, k)
     if start != "uniform":
-        raise ValueError("only start='uniform' is supported: a data-dependent start would leak "
-                         "information through a non-converged chain")
+        raise ValueError(
+            "only start='uniform' is supported: a data-dependent start would leak "
+            "information through a non-converged chain"
+        )
     scale = n * eps / 2.0
     evals_A, U = np.linalg.eigh((A + A.T) / 2)
     return eps, d, k, sampler, scale, scale * evals_A, U, float(scale * evals_A[-1])
 
 
-def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rng: np.random.Generator,
-                            sampler: str = "auto", iterations: int = 20000, burn_in: int | None = None,
-                            n_chains: int = 4, start: str = "uniform", progress: bool | None = None,
-                            record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
-                            min_ess: float | None = None, warn: bool = True,
-                            n_clipped: int = 0, sweeps_per_iteration: int | None = None) -> MechanismOutput:
+def ppca_from_second_moment(
+    A: np.ndarray,
+    n: int,
+    k: int,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    sampler: str = "auto",
+    iterations: int = 20000,
+    burn_in: int | None = None,
+    n_chains: int = 4,
+    start: str = "uniform",
+    progress: bool | None = None,
+    record_every: int = 100,
+    rhat_threshold: float = RHAT_THRESHOLD,
+    min_ess: float | None = None,
+    warn: bool = True,
+    n_clipped: int = 0,
+    sweeps_per_iteration: int | None = None,
+) -> MechanismOutput:
     """PPCA given A = XᵀX/n and n (no data validation: use :func:`ppca` for raw data)."""
-    eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(A, n, k, epsilon, sampler, start)
+    eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(
+        A, n, k, epsilon, sampler, start
+    )
     release: dict[str, Any] = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
-    diagnostics: dict[str, Any] = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
+    diagnostics: dict[str, Any] = {
+        "n_clipped": int(n_clipped),
+        "concentration": concentration,
+        "n": int(n),
+    }
     t0 = time.perf_counter()
     if sampler == "exact":
         x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
         V = x.reshape(d, 1)
         release.update(iterations=0, burn_in=0, n_chains=1)
-        diagnostics.update(converged=None, rhat=None, ess=None,
-                           acceptance_rate=sinfo["acceptance_rate"], proposals=sinfo["proposals"],
-                           seconds=time.perf_counter() - t0)
+        diagnostics.update(
+            converged=None,
+            rhat=None,
+            ess=None,
+            acceptance_rate=sinfo["acceptance_rate"],
+            proposals=sinfo["proposals"],
+            seconds=time.perf_counter() - t0,
+        )
         guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
-        return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+        return MechanismOutput(
+            components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+        )
 
     iterations = int(iterations)
     n_chains = int(n_chains)
@@ -127,39 +177,85 @@ def ppca_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float, rn
     burn_in = int(burn_in)
     if not (0 <= burn_in < iterations):
         raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
-    res = run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=n_chains, iterations=iterations,
-                             record_every=record_every, progress=progress, desc=f"PPCA {sampler} d={d} k={k}",
-                             sweeps_per_iteration=sweeps_per_iteration, track_F=False)
+    res = run_bingham_chains(
+        evals_B,
+        k,
+        rng=rng,
+        sampler=sampler,
+        n_chains=n_chains,
+        iterations=iterations,
+        record_every=record_every,
+        progress=progress,
+        desc=f"PPCA {sampler} d={d} k={k}",
+        sweeps_per_iteration=sweeps_per_iteration,
+        track_F=False,
+    )
     trace = res["energy"][:, burn_in:] / scale  # q_F(V(t)) = tr(VᵀAV)
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
     else:
-        diag = {"rhat": float("nan"), "ess": float("nan"), "converged": False,
-                "rhat_threshold": rhat_threshold, "min_ess": float("nan")}
+        diag = {
+            "rhat": float("nan"),
+            "ess": float("nan"),
+            "converged": False,
+            "rhat_threshold": rhat_threshold,
+            "min_ess": float("nan"),
+        }
     V = U @ res["V"][0]
     # polish orthonormality (changes V by O(1e-15))
     Qv, R = np.linalg.qr(V)
     V = Qv * np.sign(np.diag(R))
-    release.update(iterations=iterations, sweeps_per_iteration=res["sweeps_per_iteration"], burn_in=burn_in,
-                   n_chains=n_chains, released_chain=0)
-    diagnostics.update(converged=bool(diag["converged"]), rhat=float(diag["rhat"]), ess=float(diag["ess"]),
-                       rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
-                       q_F_trace_mean=float(trace.mean()),
-                       seconds=time.perf_counter() - t0)
+    release.update(
+        iterations=iterations,
+        sweeps_per_iteration=res["sweeps_per_iteration"],
+        burn_in=burn_in,
+        n_chains=n_chains,
+        released_chain=0,
+    )
+    diagnostics.update(
+        converged=bool(diag["converged"]),
+        rhat=float(diag["rhat"]),
+        ess=float(diag["ess"]),
+        rhat_threshold=diag["rhat_threshold"],
+        min_ess=diag["min_ess"],
+        q_F_trace_mean=float(trace.mean()),
+        seconds=time.perf_counter() - t0,
+    )
     if not diag["converged"] and warn:
         # for the data curator running the sampler: that it is raised is itself a diagnostic
-        warnings.warn(not_converged_message(sampler, iterations, f"{n_chains} chains", rhat_threshold),
-                      ChainConvergenceWarning, stacklevel=3)
+        warnings.warn(
+            not_converged_message(sampler, iterations, f"{n_chains} chains", rhat_threshold),
+            ChainConvergenceWarning,
+            stacklevel=3,
+        )
     note = _MCMC_NOTE.format(sampler=sampler, iterations=iterations, n_chains=n_chains)
-    guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
-    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+    guarantee = PrivacyGuarantee(
+        eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)"
+    )
+    return MechanismOutput(
+        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+    )
 
 
-def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: str = "auto",
-         iterations: int = 20000, burn_in: int | None = None, n_chains: int = 4, start: str = "uniform",
-         clip: bool = False, progress: bool | None = None, record_every: int = 100,
-         rhat_threshold: float = RHAT_THRESHOLD, min_ess: float | None = None,
-         warn: bool = True, sweeps_per_iteration: int | None = None) -> MechanismOutput:
+def ppca(
+    X: Any,
+    k: int,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    sampler: str = "auto",
+    iterations: int = 20000,
+    burn_in: int | None = None,
+    n_chains: int = 4,
+    start: str = "uniform",
+    clip: bool = False,
+    progress: bool | None = None,
+    record_every: int = 100,
+    rhat_threshold: float = RHAT_THRESHOLD,
+    min_ess: float | None = None,
+    warn: bool = True,
+    sweeps_per_iteration: int | None = None,
+) -> MechanismOutput:
     """PPCA (CSS 2013 Algorithm 2): sample V ~ BMF(n ε/2 · XᵀX/n).
 
     Parameters
@@ -223,29 +319,56 @@ def ppca(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, sampler: s
     n, d = X.shape
     k = check_k(k, d)
     A = second_moment(X)
-    return ppca_from_second_moment(A, n, k, epsilon=eps, rng=rng, sampler=sampler, iterations=iterations,
-                                   burn_in=burn_in, n_chains=n_chains, start=start, progress=progress,
-                                   record_every=record_every, rhat_threshold=rhat_threshold,
-                                   min_ess=min_ess, warn=warn, n_clipped=n_clipped,
-                                   sweeps_per_iteration=sweeps_per_iteration)
+    return ppca_from_second_moment(
+        A,
+        n,
+        k,
+        epsilon=eps,
+        rng=rng,
+        sampler=sampler,
+        iterations=iterations,
+        burn_in=burn_in,
+        n_chains=n_chains,
+        start=start,
+        progress=progress,
+        record_every=record_every,
+        rhat_threshold=rhat_threshold,
+        min_ess=min_ess,
+        warn=warn,
+        n_clipped=n_clipped,
+        sweeps_per_iteration=sweeps_per_iteration,
+    )
 
 
-_RESTART_NOTE = ("NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
-                 "BMF(n*eps/2*A); this output is the final state of ONE MCMC chain ({sampler}, {iterations} "
-                 "iterations, uniform start, its own random stream) and is only approximately BMF-distributed: "
-                 "no formal guarantee (CSS 2013 section 6.2). It is restart {index} of {m} released together; "
-                 "the convergence diagnostics across those {m} chains are computed from the data and are not "
-                 "private: see the output's diagnostics.")
+_RESTART_NOTE = (
+    "NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
+    "BMF(n*eps/2*A); this output is the final state of ONE MCMC chain ({sampler}, {iterations} "
+    "iterations, uniform start, its own random stream) and is only approximately BMF-distributed: "
+    "no formal guarantee (CSS 2013 section 6.2). It is restart {index} of {m} released together; "
+    "the convergence diagnostics across those {m} chains are computed from the data and are not "
+    "private: see the output's diagnostics."
+)
 
 
-def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: float,
-                                     rngs: Sequence[np.random.Generator], sampler: str = "auto",
-                                     iterations: int = 20000, burn_in: int | None = None,
-                                     start: str = "uniform", progress: bool | None = None,
-                                     record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
-                                     min_ess: float | None = None, warn: bool = True,
-                                     n_clipped: int = 0,
-                                     sweeps_per_iteration: int | None = None) -> list[MechanismOutput]:
+def ppca_restarts_from_second_moment(
+    A: np.ndarray,
+    n: int,
+    k: int,
+    *,
+    epsilon: float,
+    rngs: Sequence[np.random.Generator],
+    sampler: str = "auto",
+    iterations: int = 20000,
+    burn_in: int | None = None,
+    start: str = "uniform",
+    progress: bool | None = None,
+    record_every: int = 100,
+    rhat_threshold: float = RHAT_THRESHOLD,
+    min_ess: float | None = None,
+    warn: bool = True,
+    n_clipped: int = 0,
+    sweeps_per_iteration: int | None = None,
+) -> list[MechanismOutput]:
     """``len(rngs)`` independent PPCA releases (restarts) on the same A, diagnosed together.
 
     Restart r is **exactly** the single-chain release
@@ -263,7 +386,9 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
     rngs = list(rngs)
     if not rngs:
         raise ValueError("rngs must hold at least one numpy Generator (one per restart)")
-    eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(A, n, k, epsilon, sampler, start)
+    eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(
+        A, n, k, epsilon, sampler, start
+    )
     m = len(rngs)
     base_release = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
     base_diagnostics = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
@@ -272,14 +397,32 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
         for r, rng in enumerate(rngs):
             t0 = time.perf_counter()
             x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
-            release = dict(base_release, iterations=0, burn_in=0, n_chains=1, restart_index=r,
-                           restarts_in_group=m)
-            diagnostics = dict(base_diagnostics, converged=None, rhat=None, ess=None,
-                               acceptance_rate=sinfo["acceptance_rate"], proposals=sinfo["proposals"],
-                               seconds=time.perf_counter() - t0)
+            release = dict(
+                base_release,
+                iterations=0,
+                burn_in=0,
+                n_chains=1,
+                restart_index=r,
+                restarts_in_group=m,
+            )
+            diagnostics = dict(
+                base_diagnostics,
+                converged=None,
+                rhat=None,
+                ess=None,
+                acceptance_rate=sinfo["acceptance_rate"],
+                proposals=sinfo["proposals"],
+                seconds=time.perf_counter() - t0,
+            )
             guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
-            outs.append(MechanismOutput(components=x.reshape(d, 1), guarantee=guarantee, release=release,
-                                        diagnostics=diagnostics))
+            outs.append(
+                MechanismOutput(
+                    components=x.reshape(d, 1),
+                    guarantee=guarantee,
+                    release=release,
+                    diagnostics=diagnostics,
+                )
+            )
         return outs
 
     iterations = int(iterations)
@@ -291,43 +434,96 @@ def ppca_restarts_from_second_moment(A: np.ndarray, n: int, k: int, *, epsilon: 
     runs = []
     for r, rng in enumerate(rngs):
         # the call ppca_from_second_moment(..., n_chains=1, rng=rng) makes, with the same stream use
-        runs.append(run_bingham_chains(evals_B, k, rng=rng, sampler=sampler, n_chains=1, iterations=iterations,
-                                       record_every=record_every, progress=progress,
-                                       desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}",
-                                       sweeps_per_iteration=sweeps_per_iteration, track_F=False))
+        runs.append(
+            run_bingham_chains(
+                evals_B,
+                k,
+                rng=rng,
+                sampler=sampler,
+                n_chains=1,
+                iterations=iterations,
+                record_every=record_every,
+                progress=progress,
+                desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}",
+                sweeps_per_iteration=sweeps_per_iteration,
+                track_F=False,
+            )
+        )
     trace = np.concatenate([res["energy"] for res in runs], axis=0)[:, burn_in:] / scale
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
     else:
-        diag = {"rhat": float("nan"), "ess": float("nan"), "converged": False,
-                "rhat_threshold": rhat_threshold, "min_ess": float("nan")}
+        diag = {
+            "rhat": float("nan"),
+            "ess": float("nan"),
+            "converged": False,
+            "rhat_threshold": rhat_threshold,
+            "min_ess": float("nan"),
+        }
     converged = bool(diag["converged"])
     if not converged and warn:
-        warnings.warn(not_converged_message(sampler, iterations, f"{m} restart chains", rhat_threshold),
-                      ChainConvergenceWarning, stacklevel=3)
+        warnings.warn(
+            not_converged_message(sampler, iterations, f"{m} restart chains", rhat_threshold),
+            ChainConvergenceWarning,
+            stacklevel=3,
+        )
     outs = []
     for r, res in enumerate(runs):
         V = U @ res["V"][0]
         Qv, R = np.linalg.qr(V)  # polish orthonormality exactly as ppca_from_second_moment does
         V = Qv * np.sign(np.diag(R))
-        release = dict(base_release, iterations=iterations, sweeps_per_iteration=res["sweeps_per_iteration"],
-                       burn_in=burn_in, n_chains=1, released_chain=0, restart_index=r, restarts_in_group=m)
-        diagnostics = dict(base_diagnostics, diagnosed_chains=m, converged=converged, rhat=float(diag["rhat"]),
-                           ess=float(diag["ess"]), rhat_threshold=diag["rhat_threshold"], min_ess=diag["min_ess"],
-                           q_F_trace_mean=float(trace[r].mean()),
-                           seconds=float(res["seconds"]))
+        release = dict(
+            base_release,
+            iterations=iterations,
+            sweeps_per_iteration=res["sweeps_per_iteration"],
+            burn_in=burn_in,
+            n_chains=1,
+            released_chain=0,
+            restart_index=r,
+            restarts_in_group=m,
+        )
+        diagnostics = dict(
+            base_diagnostics,
+            diagnosed_chains=m,
+            converged=converged,
+            rhat=float(diag["rhat"]),
+            ess=float(diag["ess"]),
+            rhat_threshold=diag["rhat_threshold"],
+            min_ess=diag["min_ess"],
+            q_F_trace_mean=float(trace[r].mean()),
+            seconds=float(res["seconds"]),
+        )
         note = _RESTART_NOTE.format(sampler=sampler, iterations=iterations, index=r, m=m)
-        guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)")
-        outs.append(MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics))
+        guarantee = PrivacyGuarantee(
+            eps, 0.0, "replace-one-row", exact=False, note=note, status="nominal (MCMC)"
+        )
+        outs.append(
+            MechanismOutput(
+                components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+            )
+        )
     return outs
 
 
-def ppca_restarts(X: Any, k: int, *, epsilon: float, rngs: Sequence[np.random.Generator],
-                  sampler: str = "auto", iterations: int = 20000, burn_in: int | None = None,
-                  start: str = "uniform", clip: bool = False, progress: bool | None = None,
-                  record_every: int = 100, rhat_threshold: float = RHAT_THRESHOLD,
-                  min_ess: float | None = None, warn: bool = True,
-                  n_chains: int | None = None, sweeps_per_iteration: int | None = None) -> list[MechanismOutput]:
+def ppca_restarts(
+    X: Any,
+    k: int,
+    *,
+    epsilon: float,
+    rngs: Sequence[np.random.Generator],
+    sampler: str = "auto",
+    iterations: int = 20000,
+    burn_in: int | None = None,
+    start: str = "uniform",
+    clip: bool = False,
+    progress: bool | None = None,
+    record_every: int = 100,
+    rhat_threshold: float = RHAT_THRESHOLD,
+    min_ess: float | None = None,
+    warn: bool = True,
+    n_chains: int | None = None,
+    sweeps_per_iteration: int | None = None,
+) -> list[MechanismOutput]:
     """Several independent PPCA releases (CSS 2013 Algorithm 2) on the same data, one per generator
     in ``rngs``, each the final state of its own chain; see :func:`ppca_restarts_from_second_moment`.
 
@@ -335,24 +531,48 @@ def ppca_restarts(X: Any, k: int, *, epsilon: float, rngs: Sequence[np.random.Ge
     provide the diagnostics), so a :func:`ppca` configuration can be passed through unchanged.
     """
     if n_chains not in (None, 1):
-        raise ValueError("ppca_restarts runs one chain per restart (n_chains must be 1 or None); "
-                         "the restarts' chains are diagnosed together")
+        raise ValueError(
+            "ppca_restarts runs one chain per restart (n_chains must be 1 or None); "
+            "the restarts' chains are diagnosed together"
+        )
     eps = check_epsilon(epsilon)
     X, n_clipped = check_data(X, clip=clip)
     n, d = X.shape
     k = check_k(k, d)
     A = second_moment(X)
-    return ppca_restarts_from_second_moment(A, n, k, epsilon=eps, rngs=rngs, sampler=sampler,
-                                            iterations=iterations, burn_in=burn_in, start=start,
-                                            progress=progress, record_every=record_every,
-                                            rhat_threshold=rhat_threshold, min_ess=min_ess, warn=warn,
-                                            n_clipped=n_clipped, sweeps_per_iteration=sweeps_per_iteration)
+    return ppca_restarts_from_second_moment(
+        A,
+        n,
+        k,
+        epsilon=eps,
+        rngs=rngs,
+        sampler=sampler,
+        iterations=iterations,
+        burn_in=burn_in,
+        start=start,
+        progress=progress,
+        record_every=record_every,
+        rhat_threshold=rhat_threshold,
+        min_ess=min_ess,
+        warn=warn,
+        n_clipped=n_clipped,
+        sweeps_per_iteration=sweeps_per_iteration,
+    )
 
 
-def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_chains: int = 5,
-                             iterations: int = 40000, rng: np.random.Generator | None = None,
-                             record_every: int = 100, sampler: str = "gibbs", burn_in: int | None = None,
-                             progress: bool | None = None) -> dict:
+def gibbs_convergence_traces(
+    A: np.ndarray,
+    n: int,
+    epsilon: float,
+    k: int,
+    n_chains: int = 5,
+    iterations: int = 40000,
+    rng: np.random.Generator | None = None,
+    record_every: int = 100,
+    sampler: str = "gibbs",
+    burn_in: int | None = None,
+    progress: bool | None = None,
+) -> dict:
     """Figure 2 of CSS 2013: log F_k^i(T) for ``n_chains`` chains from uniform starts.
 
     Returns a dict with
@@ -372,15 +592,34 @@ def gibbs_convergence_traces(A: np.ndarray, n: int, epsilon: float, k: int, n_ch
         raise ValueError("sampler must be 'gibbs' or 'reference'")
     scale = n * eps / 2.0
     evals = np.linalg.eigvalsh((A + A.T) / 2)
-    res = run_bingham_chains(scale * evals, k, rng=rng, sampler=sampler, n_chains=n_chains,
-                             iterations=iterations, record_every=record_every, progress=progress,
-                             desc=f"Figure 2 {sampler} d={d} k={k}")
+    res = run_bingham_chains(
+        scale * evals,
+        k,
+        rng=rng,
+        sampler=sampler,
+        n_chains=n_chains,
+        iterations=iterations,
+        record_every=record_every,
+        progress=progress,
+        desc=f"Figure 2 {sampler} d={d} k={k}",
+    )
     qF = res["energy"] / scale
     if burn_in is None:
         burn_in = iterations // 2
-    diag = summarize_chains(qF[:, burn_in:]) if qF.shape[1] - burn_in >= 4 else {
-        "rhat": float("nan"), "ess": float("nan"), "converged": False}
-    return {"T": res["record_iterations"], "log_F": np.log(res["F"]), "q_F": qF,
-            "rhat": diag["rhat"], "ess": diag["ess"], "converged": diag["converged"],
-            "seconds": res["seconds"], "sampler": sampler, "concentration": float(scale * evals[-1]),
-            "sweeps_per_iteration": res["sweeps_per_iteration"]}
+    diag = (
+        summarize_chains(qF[:, burn_in:])
+        if qF.shape[1] - burn_in >= 4
+        else {"rhat": float("nan"), "ess": float("nan"), "converged": False}
+    )
+    return {
+        "T": res["record_iterations"],
+        "log_F": np.log(res["F"]),
+        "q_F": qF,
+        "rhat": diag["rhat"],
+        "ess": diag["ess"],
+        "converged": diag["converged"],
+        "seconds": res["seconds"],
+        "sampler": sampler,
+        "concentration": float(scale * evals[-1]),
+        "sweeps_per_iteration": res["sweeps_per_iteration"],
+    }

@@ -29,15 +29,28 @@ from typing import Any
 
 import numpy as np
 
-from ._base import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k, second_moment
+from ._base import (
+    MechanismOutput,
+    PrivacyGuarantee,
+    check_data,
+    check_epsilon,
+    check_k,
+    second_moment,
+)
 from .bingham import sample_vector_bingham
 from .linalg import null_space_basis
 
 __all__ = ["ppca_iterative"]
 
 
-def ppca_iterative(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, clip: bool = False,
-                   ) -> MechanismOutput:
+def ppca_iterative(
+    X: Any,
+    k: int,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    clip: bool = False,
+) -> MechanismOutput:
     """k successive exact vector-Bingham draws with ε/k each; pure ε-DP (replace-one-row).
 
     Parameters
@@ -83,11 +96,24 @@ def ppca_iterative(X: Any, k: int, *, epsilon: float, rng: np.random.Generator, 
     Qv, R = np.linalg.qr(V)
     V = Qv * np.sign(np.diag(R))
     lam1 = float(np.linalg.eigvalsh(A)[-1])
-    release = {"status": "ok", "sampler": "iterative-exact", "iterations": 0, "epsilon_per_step": [eps_step] * k}
-    diagnostics = {"n_clipped": n_clipped, "concentration": scale * lam1, "acceptance_rates": rates,
-                   "seconds": time.perf_counter() - t0}
-    note = (f"k = {k} sequential exponential-mechanism draws, each exact and epsilon/k = {eps_step:.6g}-DP "
-            f"(score n v'PAPv, sensitivity 1 given earlier outputs); basic composition gives epsilon = "
-            f"{eps:.6g}, delta = 0 (Amin et al. 2019).")
+    release = {
+        "status": "ok",
+        "sampler": "iterative-exact",
+        "iterations": 0,
+        "epsilon_per_step": [eps_step] * k,
+    }
+    diagnostics = {
+        "n_clipped": n_clipped,
+        "concentration": scale * lam1,
+        "acceptance_rates": rates,
+        "seconds": time.perf_counter() - t0,
+    }
+    note = (
+        f"k = {k} sequential exponential-mechanism draws, each exact and epsilon/k = {eps_step:.6g}-DP "
+        f"(score n v'PAPv, sensitivity 1 given earlier outputs); basic composition gives epsilon = "
+        f"{eps:.6g}, delta = 0 (Amin et al. 2019)."
+    )
     guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=note)
-    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+    return MechanismOutput(
+        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+    )

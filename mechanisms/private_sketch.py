@@ -64,8 +64,16 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ._base import (MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k, stream_rows)
+from ._base import (
+    MechanismOutput,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+    stream_rows,
+)
 from .calibration import check_calibration, sketch_lift_tight
 from .linalg import fix_signs, orthonormalize
 
@@ -110,17 +118,31 @@ def _paper_guarantee(w: float, eps: float, dl: float, r: int) -> PrivacyGuarante
         raise PrivacyInputError(
             f"calibration='paper' at epsilon={eps:g}, delta={dl:g}, r={r}: the reconstructed lift "
             f"w = {w:.6g} is below {w / margin:.6g}, the smallest lift for which the exact profile of the "
-            f"sketch gives (epsilon, delta): the claim would not hold; use calibration='tight'")
-    reconstructed = ("Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
-                     "reconstructed (Upadhyay 2014 text lost them)")
+            f"sketch gives (epsilon, delta): the claim would not hold; use calibration='tight'"
+        )
+    reconstructed = (
+        "Blocki et al. (2012) JL privacy with singular values lifted to w; constants of w "
+        "reconstructed (Upadhyay 2014 text lost them)"
+    )
     if margin is None:
-        return PrivacyGuarantee(eps, dl, "add-remove-one-row", exact=False, note=reconstructed,
-                                status="unverified constants")
+        return PrivacyGuarantee(
+            eps,
+            dl,
+            "add-remove-one-row",
+            exact=False,
+            note=reconstructed,
+            status="unverified constants",
+        )
     return PrivacyGuarantee(
-        eps, dl, "add-remove-one-row", exact=False, status="proven",
+        eps,
+        dl,
+        "add-remove-one-row",
+        exact=False,
+        status="proven",
         note=f"{reconstructed}. The claim is proven by the exact chi-square privacy profile of the sketch "
-             f"(docs/calibration.md): w = {w:.6g} is {margin:.4g} times the smallest lift it allows "
-             f"({w / margin:.6g}), so the recorded (epsilon, delta) is an upper bound")
+        f"(docs/calibration.md): w = {w:.6g} is {margin:.4g} times the smallest lift it allows "
+        f"({w / margin:.6g}), so the recorded (epsilon, delta) is an upper bound",
+    )
 
 
 def default_sketch_size(k: int, d: int, oversample: int = 10) -> int:
@@ -151,10 +173,12 @@ class GaussianRowSketch:
         if B.ndim != 2 or B.shape[1] != self.d:
             # the column count only: a chunk's row count can tell n (not public under add/remove)
             found = f"{B.shape[1]} columns" if B.ndim == 2 else f"{B.ndim} dimensions"
-            raise PrivacyInputError(f"row chunk has {found}, expected 2-D with d = {self.d} columns")
+            raise PrivacyInputError(
+                f"row chunk has {found}, expected 2-D with d = {self.d} columns"
+            )
         B, nc = check_data(B, clip=self.clip)
         self.n_clipped += nc
-        Phi = self.rng.standard_normal((B.shape[0], self.r))   # row i -> column φ_i of Φ
+        Phi = self.rng.standard_normal((B.shape[0], self.r))  # row i -> column φ_i of Φ
         self.Z += Phi.T @ B
         self.n_seen += B.shape[0]
 
@@ -172,15 +196,25 @@ def _chunks(rows: Any, chunk_size: int) -> Iterable[np.ndarray]:
         if rows.ndim != 2:
             raise PrivacyInputError(f"data must be 2-D (n x d), got {rows.ndim} dimension(s)")
         for s in range(0, rows.shape[0], chunk_size):
-            yield rows[s:s + chunk_size]
+            yield rows[s : s + chunk_size]
         return
-    for item in rows:           # one pass over the iterator: rows (1-D) or chunks (2-D)
+    for item in rows:  # one pass over the iterator: rows (1-D) or chunks (2-D)
         yield item
 
 
-def private_sketch(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                   sketch_size: int | None = None, oversample: int = 10, clip: bool = False,
-                   chunk_size: int = 4096, calibration: str = "paper") -> MechanismOutput:
+def private_sketch(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    sketch_size: int | None = None,
+    oversample: int = 10,
+    clip: bool = False,
+    chunk_size: int = 4096,
+    calibration: str = "paper",
+) -> MechanismOutput:
     """Single-pass private PCA sketch (Upadhyay 2014, sections 3–4; Blocki et al. 2012 lifting).
 
     Every chunk, whatever container the rows arrive in, goes through the shared row-norm check
@@ -233,8 +267,12 @@ def private_sketch(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     dl = check_delta(delta)
     pre_clipped = 0
     rows = X
-    if not hasattr(rows, "__next__") and not isinstance(rows, (list, tuple)) and hasattr(rows, "shape"):
-        rows, pre_clipped = check_data(rows, clip=clip)   # whole array validated up front
+    if (
+        not hasattr(rows, "__next__")
+        and not isinstance(rows, (list, tuple))
+        and hasattr(rows, "shape")
+    ):
+        rows, pre_clipped = check_data(rows, clip=clip)  # whole array validated up front
     it = iter(_chunks(rows, chunk_size))
     try:
         first = stream_rows(next(it))
@@ -247,7 +285,7 @@ def private_sketch(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
         raise PrivacyInputError(f"sketch_size must satisfy r >= k = {k}, got {r}")
     w = private_sketch_lift(eps, dl, r) if calibration == "paper" else sketch_lift_tight(eps, dl, r)
     if calibration == "paper":
-        guarantee = _paper_guarantee(w, eps, dl, r)   # public parameters only: before the data pass
+        guarantee = _paper_guarantee(w, eps, dl, r)  # public parameters only: before the data pass
 
     sk = GaussianRowSketch(d, r, rng, clip=clip)
     sk.update(first)
@@ -259,7 +297,7 @@ def private_sketch(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     # range finding: Q = orth(Zᵀ); projection reusing Φ: (ZQ)ᵀ(ZQ)/r ≈ Qᵀ(XᵀX + w²I)Q
     Q = orthonormalize(Z.T)
     ZQ = Z @ Q
-    Bhat = ZQ.T @ ZQ / r - w ** 2 * np.eye(Q.shape[1])
+    Bhat = ZQ.T @ ZQ / r - w**2 * np.eye(Q.shape[1])
     Bhat = (Bhat + Bhat.T) / 2
     evals, W = np.linalg.eigh(Bhat)
     W = W[:, ::-1][:, :k]
@@ -267,10 +305,26 @@ def private_sketch(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
 
     if calibration != "paper":
         guarantee = PrivacyGuarantee(
-            eps, dl, "add-remove-one-row", exact=True,
+            eps,
+            dl,
+            "add-remove-one-row",
+            exact=True,
             note="Gaussian sketch Z = Phi [X; wI]: w the smallest lift for the exact chi-square "
-                 "privacy profile of Z (docs/calibration.md)")
-    release: dict[str, Any] = {"status": "ok", "lift": w, "noise_scale": w, "sketch_size": r,
-                               "projected_eigenvalues": evals[::-1][:k].copy(), "calibration": calibration}
-    diagnostics = {"n_rows": sk.n_seen, "n_clipped": sk.n_clipped + pre_clipped, "state_nbytes": sk.state_nbytes}
-    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+            "privacy profile of Z (docs/calibration.md)",
+        )
+    release: dict[str, Any] = {
+        "status": "ok",
+        "lift": w,
+        "noise_scale": w,
+        "sketch_size": r,
+        "projected_eigenvalues": evals[::-1][:k].copy(),
+        "calibration": calibration,
+    }
+    diagnostics = {
+        "n_rows": sk.n_seen,
+        "n_clipped": sk.n_clipped + pre_clipped,
+        "state_nbytes": sk.state_nbytes,
+    }
+    return MechanismOutput(
+        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+    )

@@ -29,7 +29,9 @@ from .linalg import orthonormalize
 RANDOM_ENTRIES = ("gaussian", "uniform")
 
 
-def random_projection_matrix(d: int, k: int, rng: np.random.Generator, entries: str = "gaussian") -> np.ndarray:
+def random_projection_matrix(
+    d: int, k: int, rng: np.random.Generator, entries: str = "gaussian"
+) -> np.ndarray:
     """The raw ``d x k`` random matrix: i.i.d. N(0, 1) (``"gaussian"``) or Uniform(0, 1) (``"uniform"``).
 
     Columns are neither orthogonal nor unit length; :func:`random_subspace` releases their span.
@@ -41,8 +43,15 @@ def random_projection_matrix(d: int, k: int, rng: np.random.Generator, entries: 
     raise ValueError(f"entries must be one of {RANDOM_ENTRIES}, got {entries!r}")
 
 
-def random_subspace(X, k: int, *, rng: np.random.Generator, clip: bool = False,
-                    entries: str = "gaussian", return_matrix: bool = False) -> MechanismOutput:
+def random_subspace(
+    X,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    clip: bool = False,
+    entries: str = "gaussian",
+    return_matrix: bool = False,
+) -> MechanismOutput:
     """Orthonormal basis of the span of :func:`random_projection_matrix` (0-DP: ignores ``X``).
 
     Parameters
@@ -81,8 +90,12 @@ def random_subspace(X, k: int, *, rng: np.random.Generator, clip: bool = False,
     k = check_k(k, X.shape[1])
     R = random_projection_matrix(X.shape[1], k, rng, entries)
     V = orthonormalize(R)
-    guarantee = PrivacyGuarantee(epsilon=0.0, delta=0.0, neighbouring="none",
-                                 note="data-independent output: 0-DP under every relation")
+    guarantee = PrivacyGuarantee(
+        epsilon=0.0,
+        delta=0.0,
+        neighbouring="none",
+        note="data-independent output: 0-DP under every relation",
+    )
     release: dict = {"status": "ok", "entries": entries}
     if return_matrix:
         release["projection_matrix"] = R

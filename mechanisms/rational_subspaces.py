@@ -49,7 +49,7 @@ def primitive_rows(X: np.ndarray) -> list[Line]:
     out: list[Line] = []
     for row in np.asarray(X, dtype=np.float64):
         ratios = [float(v).as_integer_ratio() for v in row]
-        scale = max(den for _, den in ratios)                 # denominators are powers of two
+        scale = max(den for _, den in ratios)  # denominators are powers of two
         ints = [num * (scale // den) for num, den in ratios]
         out.append(_primitive(ints))
     return out

@@ -34,14 +34,25 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data,
-                    check_delta, check_epsilon, check_k, stream_rows)
+from ._base import (
+    MechanismOutput,
+    PreparedData,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+    stream_rows,
+)
+from .calibration import check_calibration, gaussian_sigma, gaussian_sigma_tight
 from .linalg import orthonormalize, random_orthonormal
 from .metrics import projector_distance
-from .calibration import check_calibration, gaussian_sigma, gaussian_sigma_tight
 
 
-def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int, calibration: str = "paper") -> float:
+def streaming_power_noise_scale(
+    epsilon: float, delta: float, block_size: int, calibration: str = "paper"
+) -> float:
     """σ of the private streaming variant (one Gaussian mechanism per disjoint block; parallel
     composition): ``"paper"`` gaussian_sigma(sqrt(2)/B, ε, δ) (classical or zCDP, whichever is
     smaller); ``"tight"`` gaussian_sigma_tight(sqrt(2)/B, ε, δ) (exact profile, dp-accounting)."""
@@ -51,11 +62,11 @@ def streaming_power_noise_scale(epsilon: float, delta: float, block_size: int, c
 
 def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
     """Yield consecutive B x d blocks from an array, an iterable of rows, or an iterable of chunks."""
-    if isinstance(stream, PreparedData):   # the runners' validated data: its rows, in order
+    if isinstance(stream, PreparedData):  # the runners' validated data: its rows, in order
         stream = stream.X
     if isinstance(stream, np.ndarray):
         for s in range(0, stream.shape[0] - block_size + 1, block_size):
-            yield stream[s:s + block_size]
+            yield stream[s : s + block_size]
         return
     buf: list[np.ndarray] = []
     have = 0
@@ -71,10 +82,20 @@ def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
             buf, have = ([rest] if rest.shape[0] else []), rest.shape[0]
 
 
-def streaming_power(X: Any, k: int, *, rng: np.random.Generator, block_size: int,
-                    iterations: int | None = None, p: int | None = None, d: int | None = None,
-                    epsilon: float | None = None, delta: float = 1e-6, clip: bool = False,
-                    calibration: str = "paper") -> MechanismOutput:
+def streaming_power(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    block_size: int,
+    iterations: int | None = None,
+    p: int | None = None,
+    d: int | None = None,
+    epsilon: float | None = None,
+    delta: float = 1e-6,
+    clip: bool = False,
+    calibration: str = "paper",
+) -> MechanismOutput:
     """Block streaming power method (Hardt–Price Theorem 3.2 / appendix D); optional private variant.
 
     Parameters
@@ -153,20 +174,46 @@ def streaming_power(X: Any, k: int, *, rng: np.random.Generator, block_size: int
     if iterations is not None and L < iterations:
         raise PrivacyInputError(f"the stream ran out after {L} of {iterations} blocks")
     if private:
-        guarantee = PrivacyGuarantee(eps, dl, "replace-one-row", exact=True,
-                                     note="private streaming power method: Gaussian noise per disjoint block")
+        guarantee = PrivacyGuarantee(
+            eps,
+            dl,
+            "replace-one-row",
+            exact=True,
+            note="private streaming power method: Gaussian noise per disjoint block",
+        )
     else:
         guarantee = PrivacyGuarantee(float("inf"), 0.0, "none", note="non-private streaming PCA")
-    release = {"status": "ok", "iterations": L, "block_size": block_size, "samples_used": L * block_size,
-               "p": p, "noise_scale": sigma, "calibration": calibration if private else None}
-    return MechanismOutput(components=Xl[:, :k].copy(), guarantee=guarantee, release=release,
-                           diagnostics={"n_clipped": n_clipped + pre_clipped})
+    release = {
+        "status": "ok",
+        "iterations": L,
+        "block_size": block_size,
+        "samples_used": L * block_size,
+        "p": p,
+        "noise_scale": sigma,
+        "calibration": calibration if private else None,
+    }
+    return MechanismOutput(
+        components=Xl[:, :k].copy(),
+        guarantee=guarantee,
+        release=release,
+        diagnostics={"n_clipped": n_clipped + pre_clipped},
+    )
 
 
-def streaming_error_curve(sampler: Callable[[int, np.random.Generator], np.ndarray], U: np.ndarray, k: int, *,
-                          rng: np.random.Generator, block_sizes: Iterable[int], iterations: int,
-                          repeats: int = 1, p: int | None = None, epsilon: float | None = None,
-                          delta: float = 1e-6, clip: bool = False):
+def streaming_error_curve(
+    sampler: Callable[[int, np.random.Generator], np.ndarray],
+    U: np.ndarray,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    block_sizes: Iterable[int],
+    iterations: int,
+    repeats: int = 1,
+    p: int | None = None,
+    epsilon: float | None = None,
+    delta: float = 1e-6,
+    clip: bool = False,
+):
     """Error ||UUᵀ − VVᵀ||₂ of :func:`streaming_power` against the number of samples L·B.
 
     ``sampler(n, rng)`` returns an n x d sample (e.g. the spiked covariance model); ``U`` (d x k) is
@@ -178,12 +225,22 @@ def streaming_error_curve(sampler: Callable[[int, np.random.Generator], np.ndarr
     for B in block_sizes:
         for r in range(repeats):
             X = sampler(int(B) * iterations, rng)
-            out = streaming_power(X, k, rng=rng, block_size=int(B), iterations=iterations, p=p,
-                                  epsilon=epsilon, delta=delta, clip=clip)
+            out = streaming_power(
+                X,
+                k,
+                rng=rng,
+                block_size=int(B),
+                iterations=iterations,
+                p=p,
+                epsilon=epsilon,
+                delta=delta,
+                clip=clip,
+            )
             rows.append((int(B), int(B) * iterations, r, projector_distance(out.components, U)))
     cols = ["block_size", "n_samples", "repeat", "error"]
     try:
         import pandas as pd
+
         return pd.DataFrame(rows, columns=cols)
     except ImportError:  # pragma: no cover
         return {c: np.array([row[i] for row in rows]) for i, c in enumerate(cols)}

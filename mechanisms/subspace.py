@@ -37,10 +37,25 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._base import (MechanismOutput, PreparedData, PrivacyGuarantee, PrivacyInputError, check_data, check_delta,
-                    check_epsilon, check_k)
+from ._base import (
+    MechanismOutput,
+    PreparedData,
+    PrivacyGuarantee,
+    PrivacyInputError,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+)
 from .linalg import top_k_eigenvectors
-from .rational_subspaces import Key, Members, canonical_frame, lines_array, primitive_rows, subspace_key
+from .rational_subspaces import (
+    Key,
+    Members,
+    canonical_frame,
+    lines_array,
+    primitive_rows,
+    subspace_key,
+)
 
 NEIGHBOURING = "replace-one-row"
 
@@ -49,15 +64,23 @@ NEIGHBOURING = "replace-one-row"
 # Truncated Laplace (Lemma A.14)
 # ---------------------------------------------------------------------------------------------
 
-def truncated_laplace_params(sensitivity: float, epsilon: float, delta: float) -> tuple[float, float]:
+
+def truncated_laplace_params(
+    sensitivity: float, epsilon: float, delta: float
+) -> tuple[float, float]:
     """(λ, A) of TLap(Δ, ε, δ), Lemma A.14 ([GDGK20]): λ = Δ/ε, A = (Δ/ε) log(1 + (e^ε - 1)/(2δ))."""
     lam = sensitivity / epsilon
     A = lam * math.log1p(math.expm1(epsilon) / (2.0 * delta))
     return lam, A
 
 
-def truncated_laplace(sensitivity: float, epsilon: float, delta: float, rng: np.random.Generator,
-                      size: int | tuple[int, ...] | None = None) -> np.ndarray:
+def truncated_laplace(
+    sensitivity: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    size: int | tuple[int, ...] | None = None,
+) -> np.ndarray:
     """Draws from density ∝ exp(-|x|/λ) on [-A, A] (Lemma A.14), by inverting the CDF of |x|."""
     lam, A = truncated_laplace_params(sensitivity, epsilon, delta)
     u = rng.random(size)
@@ -70,7 +93,7 @@ def truncated_laplace_variance(sensitivity: float, epsilon: float, delta: float)
     """Exact variance of TLap(Δ, ε, δ): E x² = 2λ² - A e^{-A/λ}(A + 2λ) / (1 - e^{-A/λ})."""
     lam, A = truncated_laplace_params(sensitivity, epsilon, delta)
     e = math.exp(-A / lam)
-    return (2 * lam ** 2 - e * (A ** 2 + 2 * A * lam + 2 * lam ** 2)) / (1 - e)
+    return (2 * lam**2 - e * (A**2 + 2 * A * lam + 2 * lam**2)) / (1 - e)
 
 
 def truncated_laplace_survival(t: float, sensitivity: float, epsilon: float, delta: float) -> float:
@@ -137,14 +160,29 @@ def paper_exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
     return 3 * ell + 2.0 * max(4.0 * math.log(1.0 / delta) / epsilon, 2.0 * A) + 2.0
 
 
-def _exact_inputs(X: Any, k: int, epsilon: float, delta: float, ell: int | None, too_many: str,
-                  row_norm_bound: float, clip: bool, *, min_ell: int, max_candidates: int = 1):
+def _exact_inputs(
+    X: Any,
+    k: int,
+    epsilon: float,
+    delta: float,
+    ell: int | None,
+    too_many: str,
+    row_norm_bound: float,
+    clip: bool,
+    *,
+    min_ell: int,
+    max_candidates: int = 1,
+):
     """Validation shared by the exact-case estimators; returns the rows as given (not clipped).
 
     Exact membership is invariant under rescaling a row, so the scores are computed on the rows as
     given; the row-norm check (and ``clip``) still applies, for uniformity with the other mechanisms.
     """
-    if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) or max_candidates < 1:
+    if (
+        isinstance(max_candidates, bool)
+        or not isinstance(max_candidates, (int, np.integer))
+        or max_candidates < 1
+    ):
         raise PrivacyInputError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
     _, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     X = np.asarray(X.X if isinstance(X, PreparedData) else X, dtype=np.float64)
@@ -162,12 +200,16 @@ def _exact_inputs(X: Any, k: int, epsilon: float, delta: float, ell: int | None,
 
 
 def _too_many_message(n: int, k: int, n_subsets: int, max_candidates: int) -> str:
-    return (f"C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates={max_candidates} "
-            f"(depends on n and k only); the exact-case estimator is a combinatorial search meant for "
-            f"small inputs")
+    return (
+        f"C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates={max_candidates} "
+        f"(depends on n and k only); the exact-case estimator is a combinatorial search meant for "
+        f"small inputs"
+    )
 
 
-def _exact_candidates(X: np.ndarray, k: int) -> tuple[list[Key], np.ndarray, list[tuple[int, ...]], int]:
+def _exact_candidates(
+    X: np.ndarray, k: int
+) -> tuple[list[Key], np.ndarray, list[tuple[int, ...]], int]:
     """Every k-dim subspace s with score u(X, s) >= 1, decided in exact rational arithmetic.
 
     Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}``.  The subspaces
@@ -195,7 +237,9 @@ def _exact_candidates_cached(data: bytes, shape: tuple[int, int], k: int):
     keys: list[Key] = []
     scores: list[int] = []
     witnesses: list[tuple[int, ...]] = []
-    covered: set[tuple[int, ...]] = set()     # k-subsets of rows already known to span a found candidate
+    covered: set[tuple[int, ...]] = (
+        set()
+    )  # k-subsets of rows already known to span a found candidate
     for S in itertools.combinations(nonzero, k):
         if S in covered:
             continue
@@ -237,7 +281,7 @@ def _top_and_gap(scores: np.ndarray) -> tuple[int | None, float, float]:
 
 
 #: Bound on the error of the release decision's floating-point arithmetic (docs, Claim 5).
-_FLOAT_ERROR = 2.0 ** -40
+_FLOAT_ERROR = 2.0**-40
 
 
 def _float_slack(epsilon: float) -> float:
@@ -260,8 +304,10 @@ def _noise_delta(epsilon: float, delta: float) -> float:
     """
     d0 = (delta - _float_slack(epsilon)) / (1.0 + _FLOAT_ERROR)
     if not d0 > 0:
-        raise PrivacyInputError(f"delta must exceed {_float_slack(epsilon):.3g} (the share reserved for "
-                                f"floating-point error at epsilon={epsilon:g}), got {delta!r}")
+        raise PrivacyInputError(
+            f"delta must exceed {_float_slack(epsilon):.3g} (the share reserved for "
+            f"floating-point error at epsilon={epsilon:g}), got {delta!r}"
+        )
     return d0
 
 
@@ -286,13 +332,23 @@ def exact_ptr_pass_probability(gap: float, epsilon: float, delta: float) -> floa
         return 1.0
     if m <= A:
         return math.exp(-(A - m) / lam) * -math.expm1(-m / lam) / (2.0 * -math.expm1(-A / lam))
-    t = m - A                                  # P[Z > −t] = 1 − P[Z > t], 0 < t < A
+    t = m - A  # P[Z > −t] = 1 − P[Z > t], 0 < t < A
     return 1.0 - math.exp(-t / lam) * -math.expm1(-(A - t) / lam) / (2.0 * -math.expm1(-A / lam))
 
 
-def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                   ell: int | None = None, max_candidates: int = 20000, too_many: str = "raise",
-                   row_norm_bound: float = 1.0, clip: bool = False) -> MechanismOutput:
+def subspace_exact(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    ell: int | None = None,
+    max_candidates: int = 20000,
+    too_many: str = "raise",
+    row_norm_bound: float = 1.0,
+    clip: bool = False,
+) -> MechanismOutput:
     """Exact-case subspace estimation (Singhal–Steinke section 4, Problem 4.1) with a propose-test-release
     test on the score gap: (ε, δ)-DP under replace-one-row for every input of finite floats.
 
@@ -350,8 +406,19 @@ def subspace_exact(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, 
     V. Singhal and T. Steinke, "Privately learning subspaces", NeurIPS 2021, section 4 (Algorithm 1,
     Lemmas 4.3–4.4) and Lemma A.14 (truncated Laplace).
     """
-    return _exact_ptr(X, k, rng=rng, epsilon=epsilon, delta=delta, ell=ell, max_candidates=max_candidates,
-                      too_many=too_many, row_norm_bound=row_norm_bound, clip=clip, frame=_canonical_frame)
+    return _exact_ptr(
+        X,
+        k,
+        rng=rng,
+        epsilon=epsilon,
+        delta=delta,
+        ell=ell,
+        max_candidates=max_candidates,
+        too_many=too_many,
+        row_norm_bound=row_norm_bound,
+        clip=clip,
+        frame=_canonical_frame,
+    )
 
 
 def _canonical_frame(key: Key, witness: tuple[int, ...], X: np.ndarray) -> np.ndarray:
@@ -359,43 +426,85 @@ def _canonical_frame(key: Key, witness: tuple[int, ...], X: np.ndarray) -> np.nd
     return canonical_frame(key)
 
 
-EXACT_NOTE = ("Singhal-Steinke exact case with propose-test-release on the score gap (the paper's "
-              "GAP-MAX over a data-dependent candidate set is not DP): exact rational membership, "
-              "release decided by one uniform draw against P[gap + TLap(2, eps, delta0) > 2 + A], "
-              "canonical frame of the subspace; proof in docs/subspace_exact_privacy.md")
+EXACT_NOTE = (
+    "Singhal-Steinke exact case with propose-test-release on the score gap (the paper's "
+    "GAP-MAX over a data-dependent candidate set is not DP): exact rational membership, "
+    "release decided by one uniform draw against P[gap + TLap(2, eps, delta0) > 2 + A], "
+    "canonical frame of the subspace; proof in docs/subspace_exact_privacy.md"
+)
 
 
-def _exact_ptr(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float, ell: int | None,
-               max_candidates: int, too_many: str, row_norm_bound: float, clip: bool,
-               frame: Callable[[Key, tuple[int, ...], np.ndarray], np.ndarray],
-               note: str = EXACT_NOTE, status: str = "proven") -> MechanismOutput:
+def _exact_ptr(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float,
+    ell: int | None,
+    max_candidates: int,
+    too_many: str,
+    row_norm_bound: float,
+    clip: bool,
+    frame: Callable[[Key, tuple[int, ...], np.ndarray], np.ndarray],
+    note: str = EXACT_NOTE,
+    status: str = "proven",
+) -> MechanismOutput:
     """The body of :func:`subspace_exact`; ``frame`` builds the released components (audit variants
     substitute frames that are not functions of the subspace)."""
-    X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=0, max_candidates=max_candidates)
+    X, n_clipped, k, eps, dl, ell = _exact_inputs(
+        X,
+        k,
+        epsilon,
+        delta,
+        ell,
+        too_many,
+        row_norm_bound,
+        clip,
+        min_ell=0,
+        max_candidates=max_candidates,
+    )
     n = X.shape[0]
     n_subsets = math.comb(n, k)
     d0 = _noise_delta(eps, dl)
-    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=status == "proven", note=note, status=status)
+    guarantee = PrivacyGuarantee(
+        eps, dl, NEIGHBOURING, exact=status == "proven", note=note, status=status
+    )
     lam, A = _noise_params(eps, dl)
     diagnostics: dict[str, Any] = {
-        "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
-        "noise": "truncated-laplace(2, eps, delta0)", "noise_scale": lam, "noise_bound": A,
-        "delta0": d0, "min_samples": exact_min_samples(ell, eps, dl),
+        "n_subsets": n_subsets,
+        "max_candidates": max_candidates,
+        "ell": ell,
+        "n_clipped": n_clipped,
+        "noise": "truncated-laplace(2, eps, delta0)",
+        "noise_scale": lam,
+        "noise_bound": A,
+        "delta0": d0,
+        "min_samples": exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
         if too_many == "raise":
-            raise PrivacyInputError("subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates))
-        release = {"status": "bottom", "reason": "too many candidates: " +
-                   _too_many_message(n, k, n_subsets, max_candidates)}
+            raise PrivacyInputError(
+                "subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates)
+            )
+        release = {
+            "status": "bottom",
+            "reason": "too many candidates: " + _too_many_message(n, k, n_subsets, max_candidates),
+        }
         return _exact_output(None, guarantee, release, diagnostics)
 
     keys, scores, witnesses, n_zero = _exact_candidates(X, k)
     top, gap, runner_up = _top_and_gap(scores)
     p = exact_ptr_pass_probability(gap, eps, dl) if top is not None else 0.0
     u = float(rng.random())
-    diagnostics.update(n_candidates=len(keys), n_zero_rows=n_zero, gap=gap, runner_up_score=runner_up,
-                       top_score=float(scores[top]) if top is not None else 0.0, pass_probability=p)
+    diagnostics.update(
+        n_candidates=len(keys),
+        n_zero_rows=n_zero,
+        gap=gap,
+        runner_up_score=runner_up,
+        top_score=float(scores[top]) if top is not None else 0.0,
+        pass_probability=p,
+    )
     release: dict[str, Any] = {"threshold": exact_ptr_threshold(eps, dl)}
     if not u < p:
         release.update(status="bottom", reason="score gap test not passed")
@@ -404,18 +513,35 @@ def _exact_ptr(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delt
     return _exact_output(frame(keys[top], witnesses[top], X), guarantee, release, diagnostics)
 
 
-def _exact_output(components: np.ndarray | None, guarantee: PrivacyGuarantee, release: dict[str, Any],
-                  diagnostics: dict[str, Any]) -> MechanismOutput:
+def _exact_output(
+    components: np.ndarray | None,
+    guarantee: PrivacyGuarantee,
+    release: dict[str, Any],
+    diagnostics: dict[str, Any],
+) -> MechanismOutput:
     """MechanismOutput with the release (plus the ``bottom`` flag) and the (not private) diagnostics
     kept apart."""
-    return MechanismOutput(components=components, guarantee=guarantee,
-                           release=dict(release, bottom=components is None), diagnostics=dict(diagnostics))
+    return MechanismOutput(
+        components=components,
+        guarantee=guarantee,
+        release=dict(release, bottom=components is None),
+        diagnostics=dict(diagnostics),
+    )
 
 
-def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
-                                  delta: float = 1e-6, ell: int | None = None,
-                                  max_candidates: int = 20000, too_many: str = "raise",
-                                  row_norm_bound: float = 1.0, clip: bool = False) -> MechanismOutput:
+def _subspace_exact_paper_unfixed(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    ell: int | None = None,
+    max_candidates: int = 20000,
+    too_many: str = "raise",
+    row_norm_bound: float = 1.0,
+    clip: bool = False,
+) -> MechanismOutput:
     """KNOWN BROKEN — NOT differentially private.  Singhal–Steinke Algorithm 1 (DPESSE) as written, for
     audits only (not registered in :data:`mechanisms.MECHANISMS` nor in conf/).
 
@@ -429,53 +555,90 @@ def _subspace_exact_paper_unfixed(X: Any, k: int, *, rng: np.random.Generator, e
     claimed (ε, δ) with ``exact=False`` and a note saying it is false.  Same keyword arguments as
     :func:`subspace_exact`, except that ``ell`` defaults to max(1, k − 1) and must be >= 1.
     """
-    X, n_clipped, k, eps, dl, ell = _exact_inputs(X, k, epsilon, delta, ell, too_many, row_norm_bound, clip,
-                                                  min_ell=1, max_candidates=max_candidates)
+    X, n_clipped, k, eps, dl, ell = _exact_inputs(
+        X,
+        k,
+        epsilon,
+        delta,
+        ell,
+        too_many,
+        row_norm_bound,
+        clip,
+        min_ell=1,
+        max_candidates=max_candidates,
+    )
     n = X.shape[0]
     n_subsets = math.comb(n, k)
     guarantee = PrivacyGuarantee(
-        eps, dl, NEIGHBOURING, exact=False,
+        eps,
+        dl,
+        NEIGHBOURING,
+        exact=False,
         note="KNOWN NOT DP: Singhal-Steinke Algorithm 1 as written (GAP-MAX with NULL over a "
-             "data-dependent candidate set); the (eps, delta) recorded is the paper's false claim; "
-             "audit variant only", status="known false")
+        "data-dependent candidate set); the (eps, delta) recorded is the paper's false claim; "
+        "audit variant only",
+        status="known false",
+    )
     lam, A = truncated_laplace_params(2.0, eps, dl)
     null_score = exact_null_score(ell, eps, dl)
     diagnostics: dict[str, Any] = {
-        "n_subsets": n_subsets, "max_candidates": max_candidates, "ell": ell, "n_clipped": n_clipped,
-        "noise": "truncated-laplace(2, eps, delta)", "noise_scale": lam, "noise_bound": A,
-        "null_score": null_score, "min_samples_lemma_4_4": paper_exact_min_samples(ell, eps, dl),
+        "n_subsets": n_subsets,
+        "max_candidates": max_candidates,
+        "ell": ell,
+        "n_clipped": n_clipped,
+        "noise": "truncated-laplace(2, eps, delta)",
+        "noise_scale": lam,
+        "noise_bound": A,
+        "null_score": null_score,
+        "min_samples_lemma_4_4": paper_exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
         if too_many == "raise":
-            raise PrivacyInputError("subspace_exact (paper): " +
-                                    _too_many_message(n, k, n_subsets, max_candidates))
-        release = {"status": "bottom", "reason": "too many candidates: " +
-                   _too_many_message(n, k, n_subsets, max_candidates)}
+            raise PrivacyInputError(
+                "subspace_exact (paper): " + _too_many_message(n, k, n_subsets, max_candidates)
+            )
+        release = {
+            "status": "bottom",
+            "reason": "too many candidates: " + _too_many_message(n, k, n_subsets, max_candidates),
+        }
         return _exact_output(None, guarantee, release, diagnostics)
     keys, cand_scores, _, n_zero = _exact_candidates(X, k)
-    scores = np.concatenate([[null_score], cand_scores])      # index 0 = NULL
+    scores = np.concatenate([[null_score], cand_scores])  # index 0 = NULL
     order = np.argsort(-scores, kind="stable")
     s2 = float(scores[order[1]]) if scores.size > 1 else -np.inf
     gaps = np.maximum(0.0, scores - s2 - 1.0)
     xi = truncated_laplace(2.0, eps, dl, rng, size=scores.size)
     winner = int(np.argmax(gaps + xi))
-    diagnostics.update(n_candidates=len(keys), n_zero_rows=n_zero, top_score=float(scores[order[0]]),
-                       second_score=s2, winner_score=float(scores[winner]))
+    diagnostics.update(
+        n_candidates=len(keys),
+        n_zero_rows=n_zero,
+        top_score=float(scores[order[0]]),
+        second_score=s2,
+        winner_score=float(scores[winner]),
+    )
     if winner == 0:
         return _exact_output(None, guarantee, {"status": "bottom", "reason": "NULL"}, diagnostics)
-    return _exact_output(canonical_frame(keys[winner - 1]), guarantee, {"status": "ok"}, diagnostics)
+    return _exact_output(
+        canonical_frame(keys[winner - 1]), guarantee, {"status": "ok"}, diagnostics
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Approximate case (Algorithm 2)
 # ---------------------------------------------------------------------------------------------
 
-def _bottom(guarantee: PrivacyGuarantee, reason: str, release: dict[str, Any],
-            diagnostics: dict[str, Any]) -> MechanismOutput:
+
+def _bottom(
+    guarantee: PrivacyGuarantee, reason: str, release: dict[str, Any], diagnostics: dict[str, Any]
+) -> MechanismOutput:
     """⊥: ``components=None``; status, bottom flag and reason go into the release."""
     release = dict(release, status="bottom", bottom=True, reason=reason)
-    return MechanismOutput(components=None, guarantee=guarantee, release=release,  # type: ignore[arg-type]
-                           diagnostics=dict(diagnostics))
+    return MechanismOutput(
+        components=None,
+        guarantee=guarantee,
+        release=release,  # type: ignore[arg-type]
+        diagnostics=dict(diagnostics),
+    )
 
 
 #: Defaults chosen by the experiment described in docs/mechanisms_other.md (section "subspace_approx").
@@ -484,18 +647,36 @@ DEFAULT_C1 = 2.0
 DEFAULT_C2 = 6.0
 
 
-def approx_parameters(n: int, d: int, k: int, epsilon: float, delta: float, gamma: float,
-                      C0: float = DEFAULT_C0, C1: float = DEFAULT_C1, C2: float = DEFAULT_C2) -> dict[str, float]:
+def approx_parameters(
+    n: int,
+    d: int,
+    k: int,
+    epsilon: float,
+    delta: float,
+    gamma: float,
+    C0: float = DEFAULT_C0,
+    C1: float = DEFAULT_C1,
+    C2: float = DEFAULT_C2,
+) -> dict[str, float]:
     """Algorithm 2's parameters: t = ⌈C₀ ln(1/δ)/ε⌉, m = ⌊n/t⌋, q = ⌈C₁ k⌉,
     ℓ = C₂ γ sqrt(dk) (sqrt k + sqrt(ln(kt))) / sqrt(m), and the histogram's Laplace scale 2/ε and
     release threshold τ (see :func:`stable_histogram_threshold`)."""
     t = int(math.ceil(C0 * math.log(1.0 / delta) / epsilon))
     m = n // t
     q = int(math.ceil(C1 * k))
-    width = (C2 * gamma * math.sqrt(d * k) * (math.sqrt(k) + math.sqrt(math.log(k * t))) / math.sqrt(m)
-             if m > 0 else float("inf"))
-    return {"t": t, "m": m, "q": q, "cell_width": width, "laplace_scale": 2.0 / epsilon,
-            "threshold": stable_histogram_threshold(epsilon, delta)}
+    width = (
+        C2 * gamma * math.sqrt(d * k) * (math.sqrt(k) + math.sqrt(math.log(k * t))) / math.sqrt(m)
+        if m > 0
+        else float("inf")
+    )
+    return {
+        "t": t,
+        "m": m,
+        "q": q,
+        "cell_width": width,
+        "laplace_scale": 2.0 / epsilon,
+        "threshold": stable_histogram_threshold(epsilon, delta),
+    }
 
 
 def stable_histogram_threshold(epsilon: float, delta: float) -> float:
@@ -504,9 +685,20 @@ def stable_histogram_threshold(epsilon: float, delta: float) -> float:
     return 1.0 + (2.0 / epsilon) * math.log(1.0 / (2.0 * delta))
 
 
-def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float, delta: float = 1e-6,
-                    gamma: float = 0.01, C0: float = DEFAULT_C0, C1: float = DEFAULT_C1, C2: float = DEFAULT_C2,
-                    row_norm_bound: float = 1.0, clip: bool = False) -> MechanismOutput:
+def subspace_approx(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    delta: float = 1e-6,
+    gamma: float = 0.01,
+    C0: float = DEFAULT_C0,
+    C1: float = DEFAULT_C1,
+    C2: float = DEFAULT_C2,
+    row_norm_bound: float = 1.0,
+    clip: bool = False,
+) -> MechanismOutput:
     """Algorithm 2 (DPASE) of Singhal–Steinke (Theorem 1.2): (ε, δ)-DP, replace-one-row.
 
     ``gamma``: public upper bound on sqrt(λ_{k+1}/λ_k) (Problem 5.1, Remark 5.2: "we assume
@@ -577,20 +769,29 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
             raise PrivacyInputError(f"{name} must be a finite number > 0, got {c!r}")
     prm = approx_parameters(n, d, k, eps, dl, gamma, C0, C1, C2)
     t, m, q, width = int(prm["t"]), int(prm["m"]), int(prm["q"]), prm["cell_width"]
-    guarantee = PrivacyGuarantee(eps, dl, NEIGHBOURING, exact=True,
-                                 note="Singhal-Steinke Algorithm 2 (subsample-and-aggregate, stable histogram)")
+    guarantee = PrivacyGuarantee(
+        eps,
+        dl,
+        NEIGHBOURING,
+        exact=True,
+        note="Singhal-Steinke Algorithm 2 (subsample-and-aggregate, stable histogram)",
+    )
     release: dict[str, Any] = dict(prm, C0=C0, C1=C1, C2=C2, gamma=gamma)
     diagnostics: dict[str, Any] = {"n_clipped": n_clipped}
     if m < k:
-        return _bottom(guarantee, f"too few samples: n={n} gives m=floor(n/t)={m} < k={k} rows per block",
-                       release, diagnostics)
+        return _bottom(
+            guarantee,
+            f"too few samples: n={n} gives m=floor(n/t)={m} < k={k} rows per block",
+            release,
+            diagnostics,
+        )
 
-    P = rng.standard_normal((q, d))                      # public reference points p_1..p_q
+    P = rng.standard_normal((q, d))  # public reference points p_1..p_q
     pts = np.empty((t, q * d))
     for j in range(t):
-        B = X[j * m:(j + 1) * m]
+        B = X[j * m : (j + 1) * m]
         Vj = top_k_eigenvectors(B.T @ B, k)
-        pts[j] = ((P @ Vj) @ Vj.T).reshape(-1)           # (Π_j p_1, ..., Π_j p_q)
+        pts[j] = ((P @ Vj) @ Vj.T).reshape(-1)  # (Π_j p_1, ..., Π_j p_q)
     lam = rng.random()
     cells = np.floor((pts - lam * width) / width).astype(np.int64)
     uniq, counts = np.unique(cells, axis=0, return_counts=True)
@@ -609,4 +810,6 @@ def subspace_approx(X: Any, k: int, *, rng: np.random.Generator, epsilon: float,
     phat = (corner + rng.random(q * d) * width).reshape(q, d)
     V = top_k_eigenvectors(phat.T @ phat, k)
     release.update(status="ok", bottom=False)
-    return MechanismOutput(components=V, guarantee=guarantee, release=release, diagnostics=diagnostics)
+    return MechanismOutput(
+        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+    )

@@ -19,6 +19,7 @@ Printed: the eigh rate and the workers' total rate in each setting (medians over
 the ratios one-thread / default.  The last line is one JSON object.  The machine is shared: read the
 ratios, not the rates.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,11 +74,26 @@ def _environment(one_thread: bool) -> dict:
 def measure(one_thread: bool, seconds: float, d: int, workers: int) -> tuple[float, float]:
     """One trial: (eigh calls per second, worker loops per second summed over the workers)."""
     env = _environment(one_thread)
-    start_at = time.time() + 3.0  # every process imported NumPy and is waiting when the clock starts
-    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(seconds), str(start_at)],
-                              env=env, stdout=subprocess.PIPE, text=True) for _ in range(workers)]
-    procs.append(subprocess.Popen([sys.executable, "-c", _EIGH, str(seconds), str(start_at), str(d)],
-                                  env=env, stdout=subprocess.PIPE, text=True))
+    start_at = (
+        time.time() + 3.0
+    )  # every process imported NumPy and is waiting when the clock starts
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(seconds), str(start_at)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(workers)
+    ]
+    procs.append(
+        subprocess.Popen(
+            [sys.executable, "-c", _EIGH, str(seconds), str(start_at), str(d)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    )
     counts = []
     for p in procs:
         out, _ = p.communicate()
@@ -88,7 +104,9 @@ def measure(one_thread: bool, seconds: float, d: int, workers: int) -> tuple[flo
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--d", type=int, default=512)
@@ -98,11 +116,19 @@ def main(argv=None):
     for _ in range(args.repeats):
         for one_thread in (False, True):
             rates[one_thread].append(measure(one_thread, args.seconds, args.d, args.workers))
-    med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for k, v in rates.items()}
+    med = {
+        k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v))
+        for k, v in rates.items()
+    }
     for one_thread, label in ((False, "BLAS default threads"), (True, "one BLAS thread")):
-        print(f"{label:22s} eigh {med[one_thread][0]:8.2f}/s   workers {med[one_thread][1]:8.2f} loops/s")
+        print(
+            f"{label:22s} eigh {med[one_thread][0]:8.2f}/s   workers {med[one_thread][1]:8.2f} loops/s"
+        )
     result = {
-        "cores": os.cpu_count(), "d": args.d, "workers": args.workers, "seconds": args.seconds,
+        "cores": os.cpu_count(),
+        "d": args.d,
+        "workers": args.workers,
+        "seconds": args.seconds,
         "repeats": args.repeats,
         "eigh_per_s": {"default": med[False][0], "one_thread": med[True][0]},
         "worker_loops_per_s": {"default": med[False][1], "one_thread": med[True][1]},

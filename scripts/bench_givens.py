@@ -10,6 +10,7 @@ its eigenbasis), after 200 equilibrating iterations:
     ``vonmises_numba`` followed by cos/sin of θ = φ/2 (+π): ratio trig / trig-free.
 Medians over --repeats interleaved repetitions (the machine is shared: read the ratios, not the times).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,11 +23,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from numba import njit  # noqa: E402
+from numba import njit
 
-from mechanisms.bingham import (givens_angle, givens_sweeps, null_space_split, seed_numba,  # noqa: E402
-                                vonmises_numba)
-from mechanisms.bingham.givens import _column_energy, _weighted_dot  # noqa: E402
+from mechanisms.bingham import (
+    givens_angle,
+    givens_sweeps,
+    null_space_split,
+    seed_numba,
+    vonmises_numba,
+)
+from mechanisms.bingham.givens import _column_energy, _weighted_dot
 
 K = {"census": 8, "insurance": 11, "kddcup": 4}
 
@@ -75,11 +81,15 @@ def main(argv=None):
     from experiments.datasets import load_dataset
     from experiments.jmlr import n_grid
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--datasets", nargs="+", default=list(K))
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--iterations", type=int, default=20, help="timed Givens iterations per repetition")
+    ap.add_argument(
+        "--iterations", type=int, default=20, help="timed Givens iterations per repetition"
+    )
     args = ap.parse_args(argv)
     print(f"# paired medians over {args.repeats} interleaved repetitions; load {os.getloadavg()}")
     for name in args.datasets:
@@ -107,16 +117,28 @@ def main(argv=None):
                 seed_numba(rep)
                 tf = _cpu(givens_sweeps, full.copy(), b, k, it, np.empty(it), np.zeros((k, d)), 1)
                 seed_numba(rep)
-                tr = _cpu(givens_sweeps, red.copy(), b_red, k, it, np.empty(it), np.zeros((k, active.size)), 1)
+                tr = _cpu(
+                    givens_sweeps,
+                    red.copy(),
+                    b_red,
+                    k,
+                    it,
+                    np.empty(it),
+                    np.zeros((k, active.size)),
+                    1,
+                )
                 ta = _cpu(_angles_trig, A, C)
                 tb = _cpu(_angles_trig_free, A, C)
                 state_ratio.append(tf / tr)
                 angle_ratio.append(ta / tb)
                 t_full.append(tf / it)
                 t_red.append(tr / it)
-            print(f"{name:9s} n={n:7d} d={d} r={active.size:3d} k={k}: ms/iteration full {1e3 * np.median(t_full):.3f}, "
-                  f"reduced {1e3 * np.median(t_red):.3f}; ratio full/reduced {np.median(state_ratio):.2f}; "
-                  f"angle draw trig/trig-free {np.median(angle_ratio):.2f}", flush=True)
+            print(
+                f"{name:9s} n={n:7d} d={d} r={active.size:3d} k={k}: ms/iteration full {1e3 * np.median(t_full):.3f}, "
+                f"reduced {1e3 * np.median(t_red):.3f}; ratio full/reduced {np.median(state_ratio):.2f}; "
+                f"angle draw trig/trig-free {np.median(angle_ratio):.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

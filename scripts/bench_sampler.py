@@ -32,19 +32,20 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mechanisms.bingham import (givens_sweeps, reference_gibbs_sweep, rstiefel_gibbs_sweep,  # noqa: E402
-                                run_bingham_chains, seed_numba)
-from mechanisms.diagnostics import summarize_chains  # noqa: E402
+from mechanisms.bingham import (
+    givens_sweeps,
+    reference_gibbs_sweep,
+    rstiefel_gibbs_sweep,
+    run_bingham_chains,
+    seed_numba,
+)
+from mechanisms.diagnostics import summarize_chains
 
 SHAPES = [  # name, d, k, n, Table-1 q_F(V_k)
     ("kddcup", 116, 4, 494_021, 0.6587),
@@ -66,12 +67,17 @@ def synthetic_spectrum(d: int, k: int, top_sum: float) -> np.ndarray:
 def spectrum_for(name, d, k, top_sum, data_dir):
     if data_dir is not None:
         try:
-            from experiments.datasets import load_dataset  # lazy: only the real-data benchmark needs it
+            from experiments.datasets import (
+                load_dataset,
+            )  # lazy: only the real-data benchmark needs it
+
             ds = load_dataset(name, data_dir=data_dir)
             X = np.asarray(ds.X, dtype=np.float64)
             return np.linalg.eigvalsh(X.T @ X / X.shape[0])[::-1], X.shape[0], "real"
         except Exception as exc:  # pragma: no cover - depends on local data
-            print(f"# {name}: real data unavailable ({exc!r}); using synthetic spectrum", flush=True)
+            print(
+                f"# {name}: real data unavailable ({exc!r}); using synthetic spectrum", flush=True
+            )
     return synthetic_spectrum(d, k, top_sum), None, "synthetic"
 
 
@@ -79,10 +85,10 @@ def iterations_to_converge(qF: np.ndarray) -> int | None:
     n = qF.shape[1]
     T = 16
     while T <= n:
-        if summarize_chains(qF[:, T // 2:T])["converged"]:
+        if summarize_chains(qF[:, T // 2 : T])["converged"]:
             return T
         T *= 2
-    if T // 2 != n and summarize_chains(qF[:, n // 2:])["converged"]:
+    if T // 2 != n and summarize_chains(qF[:, n // 2 :])["converged"]:
         return n
     return None
 
@@ -103,13 +109,17 @@ def time_reference(evals, k, n_iter, rng):
 # ---------------------------------------------------------------------------------------------
 
 MIX_SAMPLERS = ("fast-1", "fast-2", "reference", "rstiefel")
-MIX_LABEL = {"fast-1": "Givens chain, 1 sweep/iteration", "fast-2": "Givens chain, 2 sweeps/iteration",
-             "reference": "Hoff column Gibbs, exact column draws (our reference)",
-             "rstiefel": "Hoff column Gibbs, ONE coordinate sweep per column (rstiefel, the paper's)"}
+MIX_LABEL = {
+    "fast-1": "Givens chain, 1 sweep/iteration",
+    "fast-2": "Givens chain, 2 sweeps/iteration",
+    "reference": "Hoff column Gibbs, exact column draws (our reference)",
+    "rstiefel": "Hoff column Gibbs, ONE coordinate sweep per column (rstiefel, the paper's)",
+}
 
 
-def trace_chain(sampler: str, evals: np.ndarray, k: int, V0: np.ndarray, iters: int,
-                rng: np.random.Generator) -> np.ndarray:
+def trace_chain(
+    sampler: str, evals: np.ndarray, k: int, V0: np.ndarray, iters: int, rng: np.random.Generator
+) -> np.ndarray:
     """Per-iteration statistics of one chain from the frame V0 (eigen-coordinates of B, descending
     eigenvalues): columns q(t) = tr(VᵀBV)/‖b‖ (∝ q_F), s1(t) = ‖Vᵀe_1‖² and sk(t) = ‖Vᵀe_k‖² (squared
     cosines between span V and the top / k-th eigenvector: subspace statistics, frame-invariant)."""
@@ -118,7 +128,9 @@ def trace_chain(sampler: str, evals: np.ndarray, k: int, V0: np.ndarray, iters: 
     if sampler.startswith("fast"):
         sweeps = int(sampler.split("-")[1])
         seed_numba(int(rng.integers(0, 2**31 - 1)))
-        Q = np.linalg.qr(np.hstack([V0, np.linalg.qr(rng.standard_normal((d, d)))[0][:, : d - k]]))[0]
+        Q = np.linalg.qr(np.hstack([V0, np.linalg.qr(rng.standard_normal((d, d)))[0][:, : d - k]]))[
+            0
+        ]
         Q[:, :k] = V0
         Qt = np.ascontiguousarray(Q.T)
         energy = np.empty(1)
@@ -153,8 +165,11 @@ def mixing_main(args) -> None:
 
     datasets = [s for name in args.datasets for s in SHAPES if s[0] == name]
     rows = []
-    print("# mixing at stationarity: 4 chains per sampler, restarted from equilibrated fast chains; "
-          "statistics q = tr(VᵀAV), s1 = ‖Vᵀu_1‖², sk = ‖Vᵀu_k‖²", flush=True)
+    print(
+        "# mixing at stationarity: 4 chains per sampler, restarted from equilibrated fast chains; "
+        "statistics q = tr(VᵀAV), s1 = ‖Vᵀu_1‖², sk = ‖Vᵀu_k‖²",
+        flush=True,
+    )
     for name, d, k, _n, _q in datasets:
         ds = load_dataset(name, data_dir=args.data_dir)
         X = np.asarray(ds.X, dtype=np.float64)
@@ -164,44 +179,85 @@ def mixing_main(args) -> None:
             nn = Xn.shape[0]
             evals = (EPSILON * nn / 2) * np.linalg.eigvalsh(Xn.T @ Xn / nn)[::-1].copy()
             # equilibrate: fast chains (2 sweeps/iteration) from uniform starts, diagnostics must pass
-            eq = run_bingham_chains(evals, k, rng=rng, sampler="gibbs", n_chains=args.chains,
-                                    iterations=args.burn, record_every=args.burn, progress=False)
-            diag = summarize_chains(eq["energy"][:, args.burn // 2:])
+            eq = run_bingham_chains(
+                evals,
+                k,
+                rng=rng,
+                sampler="gibbs",
+                n_chains=args.chains,
+                iterations=args.burn,
+                record_every=args.burn,
+                progress=False,
+            )
+            diag = summarize_chains(eq["energy"][:, args.burn // 2 :])
             for sampler in MIX_SAMPLERS:
-                iters = args.mix_iters if sampler.startswith("fast") else (
-                    args.slow_iters_large if d > 200 else args.slow_iters)
+                iters = (
+                    args.mix_iters
+                    if sampler.startswith("fast")
+                    else (args.slow_iters_large if d > 200 else args.slow_iters)
+                )
                 t0 = time.perf_counter()
-                tr = np.stack([trace_chain(sampler, evals, k, eq["V"][c], iters, rng)
-                               for c in range(args.chains)])
+                tr = np.stack(
+                    [
+                        trace_chain(sampler, evals, k, eq["V"][c], iters, rng)
+                        for c in range(args.chains)
+                    ]
+                )
                 sec = (time.perf_counter() - t0) / (args.chains * iters)
-                row = {"dataset": name, "d": d, "k": k, "n": nn, "concentration": float(evals[0]),
-                       "equilibrated": bool(diag["converged"]), "sampler": sampler, "iterations": iters,
-                       "s_per_it": sec}
+                row = {
+                    "dataset": name,
+                    "d": d,
+                    "k": k,
+                    "n": nn,
+                    "concentration": float(evals[0]),
+                    "equilibrated": bool(diag["converged"]),
+                    "sampler": sampler,
+                    "iterations": iters,
+                    "s_per_it": sec,
+                }
                 for j, stat in enumerate(("q", "s1", "sk")):
                     for key, v in autocorr_summary(tr[:, :, j]).items():
                         row[f"{stat}_{key}"] = v
                 rows.append(row)
-                print(f"{name:9s} n={nn:7d} conc={evals[0]:9.1f} {sampler:9s} it={iters:5d} "
-                      f"{sec * 1e3:8.2f} ms/it | ESS/it q {row['q_ess_per_it']:.3f} s1 {row['s1_ess_per_it']:.3f}"
-                      f" sk {row['sk_ess_per_it']:.3f} | lag-1 q {row['q_lag1']:+.3f} s1 {row['s1_lag1']:+.3f}"
-                      f" sk {row['sk_lag1']:+.3f} | tau q {row['q_tau']:.2f}", flush=True)
+                print(
+                    f"{name:9s} n={nn:7d} conc={evals[0]:9.1f} {sampler:9s} it={iters:5d} "
+                    f"{sec * 1e3:8.2f} ms/it | ESS/it q {row['q_ess_per_it']:.3f} s1 {row['s1_ess_per_it']:.3f}"
+                    f" sk {row['sk_ess_per_it']:.3f} | lag-1 q {row['q_lag1']:+.3f} s1 {row['s1_lag1']:+.3f}"
+                    f" sk {row['sk_lag1']:+.3f} | tau q {row['q_tau']:.2f}",
+                    flush=True,
+                )
     print("# mixing rows: " + json.dumps(rows, default=float))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="short runs (< 2 minutes)")
-    ap.add_argument("--data-dir", default=None, help="use real A from experiments.datasets.load_dataset")
+    ap.add_argument(
+        "--data-dir", default=None, help="use real A from experiments.datasets.load_dataset"
+    )
     ap.add_argument("--seed", type=int, default=2013)
     ap.add_argument("--chains", type=int, default=4)
-    ap.add_argument("--mixing", action="store_true",
-                    help="mixing per iteration at stationarity of fast-1, fast-2, reference and rstiefel "
-                         "on the real data (needs --data-dir)")
+    ap.add_argument(
+        "--mixing",
+        action="store_true",
+        help="mixing per iteration at stationarity of fast-1, fast-2, reference and rstiefel "
+        "on the real data (needs --data-dir)",
+    )
     ap.add_argument("--datasets", nargs="+", default=["kddcup", "insurance", "census"])
-    ap.add_argument("--n", nargs="+", type=int, default=[0, 1000], help="subsample sizes (0 = all rows)")
-    ap.add_argument("--burn", type=int, default=2000, help="--mixing: equilibration iterations (fast-2)")
-    ap.add_argument("--mix-iters", type=int, default=4000, help="--mixing: iterations of the fast chains")
-    ap.add_argument("--slow-iters", type=int, default=400, help="--mixing: reference/rstiefel iterations")
+    ap.add_argument(
+        "--n", nargs="+", type=int, default=[0, 1000], help="subsample sizes (0 = all rows)"
+    )
+    ap.add_argument(
+        "--burn", type=int, default=2000, help="--mixing: equilibration iterations (fast-2)"
+    )
+    ap.add_argument(
+        "--mix-iters", type=int, default=4000, help="--mixing: iterations of the fast chains"
+    )
+    ap.add_argument(
+        "--slow-iters", type=int, default=400, help="--mixing: reference/rstiefel iterations"
+    )
     ap.add_argument("--slow-iters-large", type=int, default=120, help="same for d > 200")
     args = ap.parse_args(argv)
     if args.mixing:
@@ -229,11 +285,19 @@ def main(argv=None):
             ref_time_iters = 10 if d > 200 else 40
             mix_iters = 300 if d > 200 else 2000
         # --- fast chain from uniform starts: timing, and iterations until the diagnostics pass
-        res = run_bingham_chains(evals_B, k, rng=rng, sampler="gibbs", n_chains=args.chains,
-                                 iterations=fast_iters, record_every=100, progress=False)
+        res = run_bingham_chains(
+            evals_B,
+            k,
+            rng=rng,
+            sampler="gibbs",
+            n_chains=args.chains,
+            iterations=fast_iters,
+            record_every=100,
+            progress=False,
+        )
         s_fast = res["seconds"] / (args.chains * fast_iters)
         qF = res["energy"] / (n * EPSILON / 2)
-        diag_f = summarize_chains(qF[:, fast_iters // 2:])
+        diag_f = summarize_chains(qF[:, fast_iters // 2 :])
         conv_f = iterations_to_converge(qF)
         # --- reference chain: timing
         s_ref = time_reference(evals_B, k, ref_time_iters, rng)
@@ -244,10 +308,28 @@ def main(argv=None):
         conv_r = None
         if mix_iters:
             start = res["V"]
-            mf = run_bingham_chains(evals_B, k, rng=rng, sampler="gibbs", n_chains=args.chains,
-                                    iterations=mix_iters, record_every=mix_iters, progress=False, init=start)
-            mr = run_bingham_chains(evals_B, k, rng=rng, sampler="reference", n_chains=args.chains,
-                                    iterations=mix_iters, record_every=mix_iters, progress=False, init=start)
+            mf = run_bingham_chains(
+                evals_B,
+                k,
+                rng=rng,
+                sampler="gibbs",
+                n_chains=args.chains,
+                iterations=mix_iters,
+                record_every=mix_iters,
+                progress=False,
+                init=start,
+            )
+            mr = run_bingham_chains(
+                evals_B,
+                k,
+                rng=rng,
+                sampler="reference",
+                n_chains=args.chains,
+                iterations=mix_iters,
+                record_every=mix_iters,
+                progress=False,
+                init=start,
+            )
             scale = n * EPSILON / 2
             ess_per_it_f = summarize_chains(mf["energy"] / scale)["ess"] / (args.chains * mix_iters)
             ess_per_it_r = summarize_chains(mr["energy"] / scale)["ess"] / (args.chains * mix_iters)
@@ -257,17 +339,33 @@ def main(argv=None):
         speedup[key] = round(ratio, 1)
         if (d, k) == (513, 8):
             sec20k = round(20000 * s_fast, 1)
-        row = dict(dataset=name, source=source, d=d, k=k, n=n, concentration=float(evals_B[0]),
-                   fast_s_per_it=s_fast, ref_s_per_it=s_ref, speedup=ratio,
-                   fast_ess_per_it=ess_per_it_f, ref_ess_per_it=ess_per_it_r,
-                   fast_iters_to_converge=conv_f, ref_iters_to_converge=conv_r,
-                   fast_rhat=diag_f["rhat"], fast_iters=fast_iters, ref_mix_iters=ref_mix_iters)
+        row = dict(
+            dataset=name,
+            source=source,
+            d=d,
+            k=k,
+            n=n,
+            concentration=float(evals_B[0]),
+            fast_s_per_it=s_fast,
+            ref_s_per_it=s_ref,
+            speedup=ratio,
+            fast_ess_per_it=ess_per_it_f,
+            ref_ess_per_it=ess_per_it_r,
+            fast_iters_to_converge=conv_f,
+            ref_iters_to_converge=conv_r,
+            fast_rhat=diag_f["rhat"],
+            fast_iters=fast_iters,
+            ref_mix_iters=ref_mix_iters,
+        )
         rows.append(row)
-        print(f"{name:13s} d={d:4d} k={k:2d} n*eps/2*l1={evals_B[0]:9.1f} | fast {s_fast * 1e3:8.3f} ms/it"
-              f" | ref {s_ref * 1e3:9.2f} ms/it | speed-up {ratio:7.1f}x | ESS/it fast "
-              f"{('%.3f' % ess_per_it_f) if ess_per_it_f is not None else '  n/a'}"
-              f" ref {('%.3f' % ess_per_it_r) if ess_per_it_r is not None else '  n/a'}"
-              f" | iters to converge (fast, uniform starts) {conv_f}", flush=True)
+        print(
+            f"{name:13s} d={d:4d} k={k:2d} n*eps/2*l1={evals_B[0]:9.1f} | fast {s_fast * 1e3:8.3f} ms/it"
+            f" | ref {s_ref * 1e3:9.2f} ms/it | speed-up {ratio:7.1f}x | ESS/it fast "
+            f"{('%.3f' % ess_per_it_f) if ess_per_it_f is not None else '  n/a'}"
+            f" ref {('%.3f' % ess_per_it_r) if ess_per_it_r is not None else '  n/a'}"
+            f" | iters to converge (fast, uniform starts) {conv_f}",
+            flush=True,
+        )
     print("# rows: " + json.dumps(rows, default=float))
     print(json.dumps({"speedup": speedup, "seconds_per_20000_iterations_513_8": sec20k}))
 

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from experiments.summary import update_summary  # noqa: E402
+from experiments.summary import update_summary
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--results", default="results", help="results store root (contains records/)")
     ap.add_argument("--out", default=None, help="summary directory (default <results>/summary)")
-    ap.add_argument("--scale", default=None, help="only records of this scale (and scale-free ones)")
+    ap.add_argument(
+        "--scale", default=None, help="only records of this scale (and scale-free ones)"
+    )
     args = ap.parse_args(argv)
     out = Path(args.out) if args.out else Path(args.results) / "summary"
     print(json.dumps({"summary": str(out), **update_summary(args.results, out, args.scale)}))

@@ -34,24 +34,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from experiments.jmlr import FEATURE_SCALINGS, SVM_LOSSES, classification_split, linear_svm_search  # noqa: E402
-from experiments.records import mechanism_rng  # noqa: E402
-from mechanisms import PreparedData  # noqa: E402
-from mechanisms.linalg import single_thread_blas  # noqa: E402
-from mechanisms.mod_sulq import mod_sulq  # noqa: E402
-from mechanisms.pca import pca  # noqa: E402
-from mechanisms.random_projection import random_subspace  # noqa: E402
+from experiments.jmlr import FEATURE_SCALINGS, SVM_LOSSES, classification_split, linear_svm_search
+from experiments.records import mechanism_rng
+from mechanisms import PreparedData
+from mechanisms.linalg import single_thread_blas
+from mechanisms.mod_sulq import mod_sulq
+from mechanisms.pca import pca
+from mechanisms.random_projection import random_subspace
 
 SUBSPACES = ("random_gaussian", "random_uniform", "random_uniform_raw", "mod_sulq", "pca")
-PAPER = {"pca": (98.97, 0.05), "ppca": (98.95, 0.05), "mod_sulq": (98.18, 0.65), "random": (98.23, 0.49)}
-FIELDS = ["dataset", "subspace", "loss", "scaling", "permutation", "projection", "accuracy", "svm_C",
-          "seconds"]
+PAPER = {
+    "pca": (98.97, 0.05),
+    "ppca": (98.95, 0.05),
+    "mod_sulq": (98.18, 0.65),
+    "random": (98.23, 0.49),
+}
+FIELDS = [
+    "dataset",
+    "subspace",
+    "loss",
+    "scaling",
+    "permutation",
+    "projection",
+    "accuracy",
+    "svm_C",
+    "seconds",
+]
 
 
-def projection(name: str, holdout: PreparedData, k: int, rng: np.random.Generator, epsilon: float,
-               delta: float) -> np.ndarray:
+def projection(
+    name: str, holdout: PreparedData, k: int, rng: np.random.Generator, epsilon: float, delta: float
+) -> np.ndarray:
     if name.startswith("random_"):
         out = random_subspace(holdout, k, rng=rng, entries=name.split("_")[1])
         return out.release["projection_matrix"] if name.endswith("_raw") else out.components
@@ -80,7 +93,7 @@ def measure(args) -> None:
         writer.writeheader()
     protocols = [(lo, sc) for lo in args.losses for sc in args.scalings]
     splits = {}
-    for j in range(args.projections):          # projections outer: a partial run covers every permutation
+    for j in range(args.projections):  # projections outer: a partial run covers every permutation
         for p in range(args.permutations):
             if p not in splits:
                 hold, train, test = classification_split(ds.X.shape[0], args.seed, p)
@@ -92,7 +105,9 @@ def measure(args) -> None:
                 todo = [(lo, sc) for lo, sc in protocols if (name, lo, sc, p, j) not in done]
                 if not todo:
                     continue
-                V = projection(name, holdout, args.k, mechanism_rng(args.seed, p, j), args.epsilon, args.delta)
+                V = projection(
+                    name, holdout, args.k, mechanism_rng(args.seed, p, j), args.epsilon, args.delta
+                )
                 Z_train, Z_test = ds.X[train] @ V, ds.X[test] @ V
                 for lo, sc in todo:
                     t0 = time.perf_counter()
@@ -101,10 +116,19 @@ def measure(args) -> None:
                         warnings.simplefilter("ignore")  # liblinear's max_iter warnings at large C
                         search.fit(Z_train, y_all[train])
                     acc = float(search.score(Z_test, y_all[test]))
-                    writer.writerow({"dataset": args.dataset, "subspace": name, "loss": lo, "scaling": sc,
-                                     "permutation": p, "projection": j, "accuracy": acc,
-                                     "svm_C": search.best_params_["svm__C"],
-                                     "seconds": round(time.perf_counter() - t0, 2)})
+                    writer.writerow(
+                        {
+                            "dataset": args.dataset,
+                            "subspace": name,
+                            "loss": lo,
+                            "scaling": sc,
+                            "permutation": p,
+                            "projection": j,
+                            "accuracy": acc,
+                            "svm_C": search.best_params_["svm__C"],
+                            "seconds": round(time.perf_counter() - t0, 2),
+                        }
+                    )
                     fh.flush()
                 print(f"projection {j} permutation {p} {name}: done", flush=True)
     fh.close()
@@ -116,11 +140,24 @@ def summarise(path: str) -> pd.DataFrame:
     rows = []
     for (name, lo, sc), g in df.groupby(["subspace", "loss", "scaling"]):
         per_perm = g.groupby("permutation")["accuracy"].mean()
-        rows.append({"subspace": name, "loss": lo, "scaling": sc, "rounds": len(g),
-                     "permutations": per_perm.size, "mean": g.accuracy.mean(), "sd": g.accuracy.std(ddof=1),
-                     "se": g.accuracy.std(ddof=1) / np.sqrt(len(g)),
-                     "se_perm": per_perm.std(ddof=1) / np.sqrt(per_perm.size) if per_perm.size > 1 else np.nan,
-                     "min": g.accuracy.min(), "median_C": g.svm_C.median(), "sec": g.seconds.mean()})
+        rows.append(
+            {
+                "subspace": name,
+                "loss": lo,
+                "scaling": sc,
+                "rounds": len(g),
+                "permutations": per_perm.size,
+                "mean": g.accuracy.mean(),
+                "sd": g.accuracy.std(ddof=1),
+                "se": g.accuracy.std(ddof=1) / np.sqrt(len(g)),
+                "se_perm": per_perm.std(ddof=1) / np.sqrt(per_perm.size)
+                if per_perm.size > 1
+                else np.nan,
+                "min": g.accuracy.min(),
+                "median_C": g.svm_C.median(),
+                "sec": g.seconds.mean(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -132,20 +169,39 @@ def paired(path: str) -> pd.DataFrame:
     idx = ["permutation", "projection"]
     comparisons = []
     for (name, sc), g in df.groupby(["subspace", "scaling"]):
-        comparisons.append((f"{name}, {sc}: hinge - squared_hinge", g[g.loss == "hinge"], g[g.loss == "squared_hinge"]))
+        comparisons.append(
+            (
+                f"{name}, {sc}: hinge - squared_hinge",
+                g[g.loss == "hinge"],
+                g[g.loss == "squared_hinge"],
+            )
+        )
     for (name, lo), g in df.groupby(["subspace", "loss"]):
         for sc in ("standard", "minmax"):
-            comparisons.append((f"{name}, {lo}: {sc} - none", g[g.scaling == sc], g[g.scaling == "none"]))
+            comparisons.append(
+                (f"{name}, {lo}: {sc} - none", g[g.scaling == sc], g[g.scaling == "none"])
+            )
     for (lo, sc), g in df.groupby(["loss", "scaling"]):
-        for a, b in (("random_uniform", "random_gaussian"), ("random_uniform_raw", "random_uniform"),
-                     ("mod_sulq", "random_gaussian"), ("mod_sulq", "random_uniform")):
+        for a, b in (
+            ("random_uniform", "random_gaussian"),
+            ("random_uniform_raw", "random_uniform"),
+            ("mod_sulq", "random_gaussian"),
+            ("mod_sulq", "random_uniform"),
+        ):
             comparisons.append((f"{lo}, {sc}: {a} - {b}", g[g.subspace == a], g[g.subspace == b]))
     rows = []
     for label, a, b in comparisons:
         m = a.set_index(idx)["accuracy"].sub(b.set_index(idx)["accuracy"]).dropna()
         if len(m) >= 2:
-            rows.append({"comparison": label, "pairs": len(m), "mean_diff": m.mean(),
-                         "se": m.std(ddof=1) / np.sqrt(len(m)), "z": m.mean() / (m.std(ddof=1) / np.sqrt(len(m)))})
+            rows.append(
+                {
+                    "comparison": label,
+                    "pairs": len(m),
+                    "mean_diff": m.mean(),
+                    "se": m.std(ddof=1) / np.sqrt(len(m)),
+                    "z": m.mean() / (m.std(ddof=1) / np.sqrt(len(m))),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -164,14 +220,30 @@ def readings_q_F(datasets, draws: int, seed: int, epsilon: float, delta: float) 
         k = ks[name]
         for j in range(draws):
             rng = mechanism_rng(seed, 0, j)
-            for label, V in (("random_gaussian", random_subspace(data, k, rng=rng, entries="gaussian").components),
-                             ("random_uniform", random_subspace(data, k, rng=rng, entries="uniform").components),
-                             ("mod_sulq", mod_sulq(data, k, epsilon=epsilon, delta=delta, rng=rng).components)):
-                rows.append({"dataset": name, "n": ds.X.shape[0], "subspace": label, "q_F": q_F(V, data.A),
-                             "q_F_opt": optimal_q_F(data.A, k)})
+            for label, V in (
+                (
+                    "random_gaussian",
+                    random_subspace(data, k, rng=rng, entries="gaussian").components,
+                ),
+                ("random_uniform", random_subspace(data, k, rng=rng, entries="uniform").components),
+                ("mod_sulq", mod_sulq(data, k, epsilon=epsilon, delta=delta, rng=rng).components),
+            ):
+                rows.append(
+                    {
+                        "dataset": name,
+                        "n": ds.X.shape[0],
+                        "subspace": label,
+                        "q_F": q_F(V, data.A),
+                        "q_F_opt": optimal_q_F(data.A, k),
+                    }
+                )
     df = pd.DataFrame(rows)
-    return (df.groupby(["dataset", "n", "subspace"]).q_F.agg(["mean", "std", "count"])
-            .assign(se=lambda t: t["std"] / np.sqrt(t["count"])).reset_index())
+    return (
+        df.groupby(["dataset", "n", "subspace"])
+        .q_F.agg(["mean", "std", "count"])
+        .assign(se=lambda t: t["std"] / np.sqrt(t["count"]))
+        .reset_index()
+    )
 
 
 def standardised_rounds(args):
@@ -193,10 +265,20 @@ def standardised_rounds(args):
             if args.round and j != args.round[1]:
                 continue
             for name in args.subspaces:
-                V = projection(name, holdout, args.k, mechanism_rng(args.seed, p, j), args.epsilon, args.delta)
+                V = projection(
+                    name, holdout, args.k, mechanism_rng(args.seed, p, j), args.epsilon, args.delta
+                )
                 Z_train = ds.X[train] @ V
                 sc = StandardScaler().fit(Z_train)
-                yield p, j, name, sc.transform(Z_train), y_all[train], sc.transform(ds.X[test] @ V), y_all[test]
+                yield (
+                    p,
+                    j,
+                    name,
+                    sc.transform(Z_train),
+                    y_all[train],
+                    sc.transform(ds.X[test] @ V),
+                    y_all[test],
+                )
 
 
 def solver_check(args) -> pd.DataFrame:
@@ -211,15 +293,34 @@ def solver_check(args) -> pd.DataFrame:
                 warnings.simplefilter("ignore")
                 a = LinearSVC(loss="hinge", dual=True, C=C, max_iter=args.max_iter, random_state=0)
                 b = SVC(kernel="linear", C=C, cache_size=500)
-                acc = {lab: m.fit(Ztr, ytr).score(Zte, yte) for lab, m in (("liblinear", a), ("libsvm", b))}
-            rows.append({"subspace": name, "C": C, "permutation": p, "projection": j,
-                         "liblinear": 100 * acc["liblinear"], "libsvm": 100 * acc["libsvm"]})
+                acc = {
+                    lab: m.fit(Ztr, ytr).score(Zte, yte)
+                    for lab, m in (("liblinear", a), ("libsvm", b))
+                }
+            rows.append(
+                {
+                    "subspace": name,
+                    "C": C,
+                    "permutation": p,
+                    "projection": j,
+                    "liblinear": 100 * acc["liblinear"],
+                    "libsvm": 100 * acc["libsvm"],
+                }
+            )
             print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     df["diff"] = df.libsvm - df.liblinear
-    return df.groupby(["subspace", "C"]).agg(pairs=("diff", "size"), liblinear=("liblinear", "mean"),
-                                             libsvm=("libsvm", "mean"), mean_diff=("diff", "mean"),
-                                             sd_diff=("diff", "std")).reset_index()
+    return (
+        df.groupby(["subspace", "C"])
+        .agg(
+            pairs=("diff", "size"),
+            liblinear=("liblinear", "mean"),
+            libsvm=("libsvm", "mean"),
+            mean_diff=("diff", "mean"),
+            sd_diff=("diff", "std"),
+        )
+        .reset_index()
+    )
 
 
 def convergence(args) -> pd.DataFrame:
@@ -233,12 +334,26 @@ def convergence(args) -> pd.DataFrame:
 
     rows = []
     for p, j, name, Ztr, ytr, Zte, yte in standardised_rounds(args):
-        solvers = [(f"liblinear hinge (dual), max_iter={m}",
-                    lambda C, m=m: LinearSVC(loss="hinge", dual=True, C=C, max_iter=m, random_state=0))
-                   for m in args.max_iters]
-        solvers.append(("liblinear squared hinge (primal)", lambda C: LinearSVC(loss="squared_hinge", dual=False, C=C)))
+        solvers = [
+            (
+                f"liblinear hinge (dual), max_iter={m}",
+                lambda C, m=m: LinearSVC(loss="hinge", dual=True, C=C, max_iter=m, random_state=0),
+            )
+            for m in args.max_iters
+        ]
+        solvers.append(
+            (
+                "liblinear squared hinge (primal)",
+                lambda C: LinearSVC(loss="squared_hinge", dual=False, C=C),
+            )
+        )
         if args.libsvm_linear:
-            solvers.append(("libSVM linear (hinge, no limit)", lambda C: SVC(kernel="linear", C=C, cache_size=500)))
+            solvers.append(
+                (
+                    "libSVM linear (hinge, no limit)",
+                    lambda C: SVC(kernel="linear", C=C, cache_size=500),
+                )
+            )
         for label, make in solvers:
             for C in args.c_grid:
                 t0 = time.perf_counter()
@@ -246,10 +361,21 @@ def convergence(args) -> pd.DataFrame:
                     warnings.simplefilter("always", ConvergenceWarning)
                     svm = make(C).fit(Ztr, ytr)
                 acc = svm.score(Zte, yte)
-                rows.append({"subspace": name, "permutation": p, "projection": j, "solver": label, "C": C,
-                             "iterations": int(np.max(svm.n_iter_)),
-                             "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),
-                             "accuracy": 100 * acc, "seconds": time.perf_counter() - t0})
+                rows.append(
+                    {
+                        "subspace": name,
+                        "permutation": p,
+                        "projection": j,
+                        "solver": label,
+                        "C": C,
+                        "iterations": int(np.max(svm.n_iter_)),
+                        "converged": not any(
+                            issubclass(w.category, ConvergenceWarning) for w in caught
+                        ),
+                        "accuracy": 100 * acc,
+                        "seconds": time.perf_counter() - t0,
+                    }
+                )
                 print(rows[-1], flush=True)
     return pd.DataFrame(rows)
 
@@ -265,21 +391,34 @@ def oracle_c(args) -> pd.DataFrame:
         for C in args.c_grid:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # liblinear's iteration limit at large C
-                svm = LinearSVC(loss="hinge", dual=True, C=C, max_iter=args.max_iter, random_state=0)
+                svm = LinearSVC(
+                    loss="hinge", dual=True, C=C, max_iter=args.max_iter, random_state=0
+                )
                 acc = svm.fit(Ztr, ytr).score(Zte, yte)
-            rows.append({"subspace": name, "C": C, "permutation": p, "projection": j, "accuracy": 100 * acc})
+            rows.append(
+                {"subspace": name, "C": C, "permutation": p, "projection": j, "accuracy": 100 * acc}
+            )
         print(f"permutation {p} projection {j} {name}: done", flush=True)
     df = pd.DataFrame(rows)
     best = df.groupby(["subspace", "permutation", "projection"]).accuracy.max().groupby("subspace")
     fixed = df.groupby(["subspace", "C"]).accuracy.mean().groupby("subspace")
-    return pd.DataFrame({"rounds": best.size(), "oracle_mean": best.mean(), "oracle_sd": best.std(ddof=1),
-                         "oracle_min": best.min(), "best_fixed_C": fixed.idxmax().map(lambda t: t[1]),
-                         "best_fixed_C_mean": fixed.max()}).reset_index()
+    return pd.DataFrame(
+        {
+            "rounds": best.size(),
+            "oracle_mean": best.mean(),
+            "oracle_sd": best.std(ddof=1),
+            "oracle_min": best.min(),
+            "best_fixed_C": fixed.idxmax().map(lambda t: t[1]),
+            "best_fixed_C_mean": fixed.max(),
+        }
+    ).reset_index()
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="CSV of per-round accuracies (appended; resumable)")
+    ap.add_argument(
+        "--out", required=True, help="CSV of per-round accuracies (appended; resumable)"
+    )
     ap.add_argument("--summary", action="store_true", help="only print the summary of --out")
     ap.add_argument("--dataset", default="kddcup")
     ap.add_argument("--k", type=int, default=4)
@@ -290,32 +429,75 @@ def main(argv=None) -> None:
     ap.add_argument("--projections", type=int, default=5)
     ap.add_argument("--subspaces", nargs="+", default=list(SUBSPACES), choices=SUBSPACES)
     ap.add_argument("--losses", nargs="+", default=list(SVM_LOSSES), choices=SVM_LOSSES)
-    ap.add_argument("--scalings", nargs="+", default=list(FEATURE_SCALINGS), choices=FEATURE_SCALINGS)
-    ap.add_argument("--c-grid", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0, 100.0, 1000.0])
+    ap.add_argument(
+        "--scalings", nargs="+", default=list(FEATURE_SCALINGS), choices=FEATURE_SCALINGS
+    )
+    ap.add_argument(
+        "--c-grid", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+    )
     ap.add_argument("--max-iter", type=int, default=1000, help="liblinear iterations per fit")
-    ap.add_argument("--readings-q-F", type=int, default=0, metavar="DRAWS",
-                    help="instead: q_F of both random readings and MOD-SULQ on kddcup, census, insurance")
-    ap.add_argument("--solver-check", action="store_true",
-                    help="instead: liblinear hinge vs libSVM at each C of --c-grid (no CV), same rounds")
-    ap.add_argument("--round", nargs=2, type=int, metavar=("PERMUTATION", "PROJECTION"),
-                    help="the one-off checks: only this round")
-    ap.add_argument("--convergence", action="store_true",
-                    help="instead: iterations, convergence, accuracy and time of each linear solver at each C of "
-                         "--c-grid (liblinear hinge at each --max-iters, liblinear primal squared hinge, libSVM)")
-    ap.add_argument("--max-iters", nargs="*", type=int, default=[1000, 100000],
-                    help="--convergence: liblinear hinge iteration limits (none: skip the dual hinge)")
-    ap.add_argument("--libsvm-linear", action="store_true", help="--convergence: also libSVM's linear SVC")
-    ap.add_argument("--oracle-c", action="store_true",
-                    help="instead: test accuracy at each C of --c-grid (hinge, standardised, no CV) and the "
-                         "best C per round chosen on the test rows, an upper bound for any C grid")
+    ap.add_argument(
+        "--readings-q-F",
+        type=int,
+        default=0,
+        metavar="DRAWS",
+        help="instead: q_F of both random readings and MOD-SULQ on kddcup, census, insurance",
+    )
+    ap.add_argument(
+        "--solver-check",
+        action="store_true",
+        help="instead: liblinear hinge vs libSVM at each C of --c-grid (no CV), same rounds",
+    )
+    ap.add_argument(
+        "--round",
+        nargs=2,
+        type=int,
+        metavar=("PERMUTATION", "PROJECTION"),
+        help="the one-off checks: only this round",
+    )
+    ap.add_argument(
+        "--convergence",
+        action="store_true",
+        help="instead: iterations, convergence, accuracy and time of each linear solver at each C of "
+        "--c-grid (liblinear hinge at each --max-iters, liblinear primal squared hinge, libSVM)",
+    )
+    ap.add_argument(
+        "--max-iters",
+        nargs="*",
+        type=int,
+        default=[1000, 100000],
+        help="--convergence: liblinear hinge iteration limits (none: skip the dual hinge)",
+    )
+    ap.add_argument(
+        "--libsvm-linear", action="store_true", help="--convergence: also libSVM's linear SVC"
+    )
+    ap.add_argument(
+        "--oracle-c",
+        action="store_true",
+        help="instead: test accuracy at each C of --c-grid (hinge, standardised, no CV) and the "
+        "best C per round chosen on the test rows, an upper bound for any C grid",
+    )
     args = ap.parse_args(argv)
-    command = " ".join(shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]])
+    command = " ".join(
+        shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]
+    )
     # the one-off checks: (selected?, computation, decimals printed)
-    checks = [(args.oracle_c, lambda: oracle_c(args), 2),
-              (args.convergence, lambda: convergence(args), 2),
-              (args.solver_check, lambda: solver_check(args), 3),
-              (args.readings_q_F, lambda: readings_q_F(["kddcup", "census", "insurance"], args.readings_q_F,
-                                                       args.seed, args.epsilon, args.delta), 4)]
+    checks = [
+        (args.oracle_c, lambda: oracle_c(args), 2),
+        (args.convergence, lambda: convergence(args), 2),
+        (args.solver_check, lambda: solver_check(args), 3),
+        (
+            args.readings_q_F,
+            lambda: readings_q_F(
+                ["kddcup", "census", "insurance"],
+                args.readings_q_F,
+                args.seed,
+                args.epsilon,
+                args.delta,
+            ),
+            4,
+        ),
+    ]
     for selected, compute, decimals in checks:
         if selected:
             with single_thread_blas():
@@ -330,8 +512,11 @@ def main(argv=None) -> None:
         with single_thread_blas():
             measure(args)
     table = summarise(args.out)
-    print("measured by: " + " ; ".join(commands.read_text().splitlines() if commands.exists() else [command]))
-    print(f"paper (Table 2, kddcup): " + ", ".join(f"{k} {m} ± {s}" for k, (m, s) in PAPER.items()))
+    print(
+        "measured by: "
+        + " ; ".join(commands.read_text().splitlines() if commands.exists() else [command])
+    )
+    print("paper (Table 2, kddcup): " + ", ".join(f"{k} {m} ± {s}" for k, (m, s) in PAPER.items()))
     print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     pairs = paired(args.out)
     if len(pairs):

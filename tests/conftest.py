@@ -47,5 +47,7 @@ def require_real_data() -> Path:
     if value and Path(value).is_dir():
         return Path(value)
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("CI=true but PRIVPCA_DATA_DIR is unset or not a directory: real-data tests must run in CI")
+        pytest.fail(
+            "CI=true but PRIVPCA_DATA_DIR is unset or not a directory: real-data tests must run in CI"
+        )
     pytest.skip("PRIVPCA_DATA_DIR not set")

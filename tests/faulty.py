@@ -21,8 +21,10 @@ def crashing_mod_sulq(X, k, *, rng, epsilon, delta, clip=False, **params):
         fh.write("x")
         fh.flush()
     if count == crash_at:
-        os._exit(13)          # a worker dying without cleanup, as on SIGKILL or OOM
-    return mod_sulq(X, k, rng=rng, epsilon=epsilon, delta=delta, clip=clip, **params)   # e.g. calibration
+        os._exit(13)  # a worker dying without cleanup, as on SIGKILL or OOM
+    return mod_sulq(
+        X, k, rng=rng, epsilon=epsilon, delta=delta, clip=clip, **params
+    )  # e.g. calibration
 
 
 def buggy_mechanism(X, k, *, rng, epsilon, clip=False):

@@ -9,10 +9,13 @@ from scipy import stats
 import mechanisms.analyze_gauss as ag_module
 import mechanisms.mod_sulq as ms_module
 from mechanisms import PrivacyInputError, get_mechanism
-from mechanisms.calibration import (analyze_gauss_noise_scale, mod_sulq_noise_scale,
-                                    mod_sulq_noise_scale_root)
-from mechanisms.metrics import optimal_q_F, q_F
 from mechanisms._base import second_moment
+from mechanisms.calibration import (
+    analyze_gauss_noise_scale,
+    mod_sulq_noise_scale,
+    mod_sulq_noise_scale_root,
+)
+from mechanisms.metrics import optimal_q_F, q_F
 
 PARAMS = {
     "pca": {},
@@ -59,7 +62,9 @@ def test_mod_sulq_noise_scale_formula():
     assert expected == pytest.approx(0.11 * math.sqrt(2 * 7.693565) + 0.0031623, rel=1e-4)
 
 
-@pytest.mark.parametrize("n,d,eps,delta", [(100, 5, 0.1, 0.01), (10**5, 513, 0.1, 0.01), (50, 2, 2.0, 0.5)])
+@pytest.mark.parametrize(
+    "n,d,eps,delta", [(100, 5, 0.1, 0.01), (10**5, 513, 0.1, 0.01), (50, 2, 2.0, 0.5)]
+)
 def test_mod_sulq_eq5_bounds_the_exact_root(n, d, eps, delta):
     """Eq. (5) must be >= the root of the quadratic in Theorem 5's proof (else under-noised)."""
     root = mod_sulq_noise_scale_root(n, d, eps, delta)
@@ -67,7 +72,9 @@ def test_mod_sulq_eq5_bounds_the_exact_root(n, d, eps, delta):
     assert beta >= root
     # and the root does satisfy the privacy equation
     s = math.sqrt(2 * math.log((d * d + d) / (delta * 2 * math.sqrt(2 * math.pi))))
-    assert 1 / (2 * root**2) * (2 * (d + 1) * root * s / n + 2 / n**2) == pytest.approx(eps, rel=1e-9)
+    assert 1 / (2 * root**2) * (2 * (d + 1) * root * s / n + 2 / n**2) == pytest.approx(
+        eps, rel=1e-9
+    )
 
 
 def _capture_noise(monkeypatch, module, X, call, reps):
@@ -89,8 +96,13 @@ def test_mod_sulq_noise_has_variance_beta_squared(monkeypatch, small_data):
     and the variance within 10% (relative s.e. sqrt(2/3600) = 2.4%)."""
     X = small_data
     eps, delta = 0.3, 0.05
-    noisy, beta = _capture_noise(monkeypatch, ms_module, X,
-                                 lambda r: ms_module.mod_sulq(X, 2, epsilon=eps, delta=delta, rng=r), 100)
+    noisy, beta = _capture_noise(
+        monkeypatch,
+        ms_module,
+        X,
+        lambda r: ms_module.mod_sulq(X, 2, epsilon=eps, delta=delta, rng=r),
+        100,
+    )
     assert beta == pytest.approx(mod_sulq_noise_scale(X.shape[0], X.shape[1], eps, delta))
     N = noisy - second_moment(X)
     assert np.allclose(N, N.transpose(0, 2, 1))
@@ -100,15 +112,23 @@ def test_mod_sulq_noise_has_variance_beta_squared(monkeypatch, small_data):
     assert z.var() == pytest.approx(1.0, rel=0.10)
 
 
-@pytest.mark.parametrize("relation,factor", [("add-remove-one-row", 1.0), ("replace-one-row", math.sqrt(2))])
+@pytest.mark.parametrize(
+    "relation,factor", [("add-remove-one-row", 1.0), ("replace-one-row", math.sqrt(2))]
+)
 def test_analyze_gauss_noise_scale(monkeypatch, small_data, relation, factor):
     X = small_data
     eps, delta = 0.5, 1e-3
     expected = factor * math.sqrt(2 * math.log(1.25 / delta)) / eps
     assert analyze_gauss_noise_scale(eps, delta, factor) == pytest.approx(expected)
     noisy, scale = _capture_noise(
-        monkeypatch, ag_module, X,
-        lambda r: ag_module.analyze_gauss(X, 2, epsilon=eps, delta=delta, rng=r, neighbouring=relation), 100)
+        monkeypatch,
+        ag_module,
+        X,
+        lambda r: ag_module.analyze_gauss(
+            X, 2, epsilon=eps, delta=delta, rng=r, neighbouring=relation
+        ),
+        100,
+    )
     assert scale == pytest.approx(expected)
     N = noisy - X.T @ X
     iu = np.triu_indices(X.shape[1])
@@ -120,6 +140,7 @@ def test_analyze_gauss_noise_scale(monkeypatch, small_data, relation, factor):
 def test_mod_sulq_utility_grows_with_n(rng):
     """Sanity: at large n MOD-SULQ finds the top subspace; at tiny n it does not."""
     from tests.conftest import unit_ball_data
+
     X = unit_ball_data(200_000, 5, rng, spectrum=[10, 1, 0.1, 0.1, 0.1])
     out = get_mechanism("mod_sulq")(X, 1, epsilon=1.0, delta=0.01, rng=rng)
     A = second_moment(X)
@@ -154,13 +175,16 @@ def test_bad_input_is_refused(name, change, message):
 
 def test_analyze_gauss_refuses_epsilon_at_least_one():
     with pytest.raises(PrivacyInputError, match="epsilon must be < 1"):
-        get_mechanism("analyze_gauss")(np.full((5, 3), 0.1), 1, epsilon=1.0, delta=0.01,
-                                       rng=np.random.default_rng(0))
+        get_mechanism("analyze_gauss")(
+            np.full((5, 3), 0.1), 1, epsilon=1.0, delta=0.01, rng=np.random.default_rng(0)
+        )
 
 
 def test_clipping_is_recorded():
     X = np.array([[2.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 3.0]])
-    out = get_mechanism("mod_sulq")(X, 1, epsilon=1.0, delta=0.01, rng=np.random.default_rng(0), clip=True)
+    out = get_mechanism("mod_sulq")(
+        X, 1, epsilon=1.0, delta=0.01, rng=np.random.default_rng(0), clip=True
+    )
     assert out.diagnostics["n_clipped"] == 2
 
 
@@ -172,13 +196,18 @@ def test_sparse_input_refused():
 
 def test_prepared_data_caches_second_moment_and_is_read_only(small_data):
     from mechanisms._base import PreparedData
+
     data = PreparedData(small_data)
     assert second_moment(data.X) is data.A
     assert np.allclose(data.A, small_data.T @ small_data / small_data.shape[0])
     with pytest.raises(ValueError):
         data.X[0, 0] = 1.0
-    out_a = get_mechanism("mod_sulq")(data, 2, epsilon=0.5, delta=0.01, rng=np.random.default_rng(1))
-    out_b = get_mechanism("mod_sulq")(small_data, 2, epsilon=0.5, delta=0.01, rng=np.random.default_rng(1))
+    out_a = get_mechanism("mod_sulq")(
+        data, 2, epsilon=0.5, delta=0.01, rng=np.random.default_rng(1)
+    )
+    out_b = get_mechanism("mod_sulq")(
+        small_data, 2, epsilon=0.5, delta=0.01, rng=np.random.default_rng(1)
+    )
     assert np.array_equal(out_a.components, out_b.components)
     # a fresh array with the same values is not served from the cache
     assert second_moment(small_data.copy()) is not data.A
@@ -186,6 +215,7 @@ def test_prepared_data_caches_second_moment_and_is_read_only(small_data):
 
 def test_prepared_data_is_rechecked_for_a_tighter_row_bound():
     from mechanisms._base import PreparedData, check_data
+
     data = PreparedData(np.array([[0.9, 0.0], [0.0, 0.2]]))
     assert check_data(data)[0] is data.X
     with pytest.raises(PrivacyInputError, match="norm above the bound 0.5"):

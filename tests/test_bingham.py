@@ -12,14 +12,24 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from mechanisms.bingham import (acg_beta, acg_log_accept, givens_sweeps, reference_gibbs_sweep,
-                                givens_angle, null_space_split, run_bingham_chains, sample_vector_bingham, seed_numba,
-                                vonmises_numba)
+from mechanisms.bingham import (
+    acg_beta,
+    acg_log_accept,
+    givens_angle,
+    givens_sweeps,
+    null_space_split,
+    reference_gibbs_sweep,
+    run_bingham_chains,
+    sample_vector_bingham,
+    seed_numba,
+    vonmises_numba,
+)
 
 ALPHA = 1e-3
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def _cdf_from_logpdf(grid, logp):
     p = np.exp(logp - logp.max())
@@ -56,6 +66,7 @@ def ks_p(samples, cdf):
 
 
 # ---------------------------------------------------------------- k = 1 exact sampler
+
 
 def test_acg_beta_solves_kent_equation():
     lam = np.array([0.0, -1.0, -50.0, -1e4])
@@ -119,7 +130,9 @@ def test_exact_sampler_d2_angle_law(gap):
     assert ks_p(phi, circle_angle_cdf(B[0, 0], B[1, 1])) > ALPHA
 
 
-@pytest.mark.parametrize("b", [(1.0, 0.0, -1.0), (0.0, -100.0, -200.0), (0.0, -100.0, -1e4), (0.0, -1e4, -2e4)])
+@pytest.mark.parametrize(
+    "b", [(1.0, 0.0, -1.0), (0.0, -100.0, -200.0), (0.0, -100.0, -1e4), (0.0, -1e4, -2e4)]
+)
 def test_exact_sampler_d3_coordinate_laws(b):
     # (seed 2 gave p = 5.8e-4 on one of the 12 KS tests of this function: chance at alpha = 1e-3
     # over ~60 KS tests in this file; the same checks with 40,000 draws and 3 other seeds all give p > 0.1)
@@ -138,8 +151,10 @@ def test_ks_has_power_against_inverted_ratio(b):
     beta = acg_beta(lam)
     y = rng.standard_normal((4000, 3)) / np.sqrt(beta - 2 * lam)
     x = y / np.linalg.norm(y, axis=1, keepdims=True)
-    pmin = min(ks_p(x[:, perm[2]], sphere3_coord_cdf(lam[list(perm)]))
-               for perm in [(0, 1, 2), (1, 2, 0), (2, 0, 1)])
+    pmin = min(
+        ks_p(x[:, perm[2]], sphere3_coord_cdf(lam[list(perm)]))
+        for perm in [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    )
     assert pmin < 1e-6
 
 
@@ -156,6 +171,7 @@ def test_exact_sampler_high_concentration_efficiency():
 
 # ---------------------------------------------------------------- von Mises kernel
 
+
 @pytest.mark.parametrize("kappa", [1e-3, 0.5, 50.0, 1e4])
 def test_vonmises_kernel(kappa):
     seed_numba(5)
@@ -166,6 +182,7 @@ def test_vonmises_kernel(kappa):
 
 
 # ---------------------------------------------------------------- k > 1 chains
+
 
 def _givens_from(V, b, k, n_sweeps):
     d = V.shape[0]
@@ -212,8 +229,11 @@ def test_chains_d3_k2_stay_on_and_converge_to_law(b, sampler):
                 for _ in range(sweeps if sweeps < 10 else 10):
                     reference_gibbs_sweep(V, np.diag(b), rng)
                 finals[i] = V
-        np.testing.assert_allclose(np.einsum("mij,mik->mjk", finals, finals), np.broadcast_to(np.eye(2), (m, 2, 2)),
-                                   atol=1e-10)
+        np.testing.assert_allclose(
+            np.einsum("mij,mik->mjk", finals, finals),
+            np.broadcast_to(np.eye(2), (m, 2, 2)),
+            atol=1e-10,
+        )
         nrm = _normals(finals)
         for perm in [(0, 1, 2), (1, 2, 0), (2, 0, 1)]:
             assert ks_p(nrm[:, perm[2]], sphere3_coord_cdf(-b[list(perm)])) > ALPHA, (perm, sweeps)
@@ -231,7 +251,9 @@ def _importance_moments(b, k, rng, m=400000):
     return qf, P
 
 
-@pytest.mark.parametrize("b,use_is", [((3.0, 2.0, 1.0, 0.5, 0.0), True), ((2e3, 1.5e3, 1e3, 10.0, 0.0), False)])
+@pytest.mark.parametrize(
+    "b,use_is", [((3.0, 2.0, 1.0, 0.5, 0.0), True), ((2e3, 1.5e3, 1e3, 10.0, 0.0), False)]
+)
 def test_fast_reference_agree_d5_k2(b, use_is):
     """E[tr VᵀBV] and diag E[VVᵀ] (eigenbasis) agree between the fast chain, the reference chain
     and, at low concentration, brute-force importance sampling from the uniform Stiefel law.
@@ -243,7 +265,9 @@ def test_fast_reference_agree_d5_k2(b, use_is):
     rng = np.random.default_rng(7)
     seed_numba(7)
     mf, mr = 3000, 600
-    fast = np.array([_givens_from(np.linalg.qr(rng.standard_normal((d, k)))[0], b, k, 25) for _ in range(mf)])
+    fast = np.array(
+        [_givens_from(np.linalg.qr(rng.standard_normal((d, k)))[0], b, k, 25) for _ in range(mf)]
+    )
     ref = []
     for _ in range(mr):
         V = np.linalg.qr(rng.standard_normal((d, k)))[0]
@@ -271,10 +295,24 @@ def test_fast_reference_agree_d5_k2(b, use_is):
 
 def test_run_chains_deterministic_and_orthonormal():
     b = 1e3 * np.exp(-np.arange(12) / 2.0)
-    r1 = run_bingham_chains(b, 3, rng=np.random.default_rng(8), n_chains=2, iterations=300, record_every=50,
-                            progress=False)
-    r2 = run_bingham_chains(b, 3, rng=np.random.default_rng(8), n_chains=2, iterations=300, record_every=50,
-                            progress=False)
+    r1 = run_bingham_chains(
+        b,
+        3,
+        rng=np.random.default_rng(8),
+        n_chains=2,
+        iterations=300,
+        record_every=50,
+        progress=False,
+    )
+    r2 = run_bingham_chains(
+        b,
+        3,
+        rng=np.random.default_rng(8),
+        n_chains=2,
+        iterations=300,
+        record_every=50,
+        progress=False,
+    )
     np.testing.assert_array_equal(r1["V"], r2["V"])
     np.testing.assert_array_equal(r1["energy"], r2["energy"])
     for V in r1["V"]:
@@ -287,14 +325,32 @@ def test_chains_can_start_from_given_frames(sampler):
     """``init``: chains started at the top-k eigenvectors of a very concentrated B stay there
     (the law puts mass within O(1/sqrt(gap)) of them), while uniform starts need a burn-in."""
     d, k = 8, 2
-    b = np.array([0.0] * (d - k) + [2e4, 3e4])          # ascending, as in the eigenbasis
-    top = np.eye(d)[:, d - k:][None].repeat(2, axis=0)     # (chains, d, k)
-    res = run_bingham_chains(b, k, rng=np.random.default_rng(3), sampler=sampler, n_chains=2,
-                             iterations=5, record_every=5, progress=False, init=top)
+    b = np.array([0.0] * (d - k) + [2e4, 3e4])  # ascending, as in the eigenbasis
+    top = np.eye(d)[:, d - k :][None].repeat(2, axis=0)  # (chains, d, k)
+    res = run_bingham_chains(
+        b,
+        k,
+        rng=np.random.default_rng(3),
+        sampler=sampler,
+        n_chains=2,
+        iterations=5,
+        record_every=5,
+        progress=False,
+        init=top,
+    )
     # first-iteration energy within 0.1% of the maximum 5e4 (typical deficit ~ d*k/2 = 8)
     assert np.all(res["energy"][:, 0] > 5e4 * 0.999)
-    again = run_bingham_chains(b, k, rng=np.random.default_rng(3), sampler=sampler, n_chains=2,
-                               iterations=5, record_every=5, progress=False, init=top)
+    again = run_bingham_chains(
+        b,
+        k,
+        rng=np.random.default_rng(3),
+        sampler=sampler,
+        n_chains=2,
+        iterations=5,
+        record_every=5,
+        progress=False,
+        init=top,
+    )
     assert np.array_equal(res["V"], again["V"])
 
 
@@ -320,6 +376,7 @@ def test_givens_angle_law(kappa):
 
 # ---------------------------------------------------------------- null-space reduction of the Givens chain
 
+
 def test_null_space_split_tolerance_and_shift():
     """The bottom eigenspace is found up to the eigensolver's rounding, not beyond it."""
     b = np.array([5.0, 3.0, 1e-14, -2e-15, 0.0])
@@ -342,17 +399,31 @@ def test_reduced_chain_d3_k2_exact_law(b):
     b = np.array(b)
     m = 1200
     rng = np.random.default_rng(21)
-    res = [run_bingham_chains(b, 2, rng=rng, n_chains=1, iterations=30, progress=False, track_F=False,
-                              sweeps_per_iteration=1) for _ in range(m)]
+    res = [
+        run_bingham_chains(
+            b,
+            2,
+            rng=rng,
+            n_chains=1,
+            iterations=30,
+            progress=False,
+            track_F=False,
+            sweeps_per_iteration=1,
+        )
+        for _ in range(m)
+    ]
     finals = np.array([r["V"][0] for r in res])
-    np.testing.assert_allclose(np.einsum("mij,mik->mjk", finals, finals), np.broadcast_to(np.eye(2), (m, 2, 2)),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        np.einsum("mij,mik->mjk", finals, finals), np.broadcast_to(np.eye(2), (m, 2, 2)), atol=1e-10
+    )
     nrm = _normals(finals)
     for perm in [(0, 1, 2), (1, 2, 0), (2, 0, 1)]:
         assert ks_p(nrm[:, perm[2]], sphere3_coord_cdf(-b[list(perm)])) > ALPHA, perm
     # the energy trace is tr(VᵀBV) of the state, shift included
     e_last = np.array([r["energy"][0, -1] for r in res])
-    np.testing.assert_allclose(e_last, np.einsum("mij,i,mij->m", finals, b, finals), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        e_last, np.einsum("mij,i,mij->m", finals, b, finals), rtol=1e-10, atol=1e-10
+    )
     assert res[0]["F"].shape == (1, 0)
 
 
@@ -363,10 +434,23 @@ def test_reduced_chain_d6_k2_moments_match_importance_sampling():
     null coordinates' mass E‖V_Z‖² comes only from the completion step: a completion that was not
     uniform, or was missing, moves diag E[VVᵀ] on them."""
     b = np.array([3.0, 1.5, 0.0, 0.0, 0.0, 0.0])
-    d, k, m = b.size, 2, 3000
+    k, m = 2, 3000
     rng = np.random.default_rng(22)
-    Vs = np.array([run_bingham_chains(b, k, rng=rng, n_chains=1, iterations=25, progress=False,
-                                      track_F=False, sweeps_per_iteration=1)["V"][0] for _ in range(m)])
+    Vs = np.array(
+        [
+            run_bingham_chains(
+                b,
+                k,
+                rng=rng,
+                n_chains=1,
+                iterations=25,
+                progress=False,
+                track_F=False,
+                sweeps_per_iteration=1,
+            )["V"][0]
+            for _ in range(m)
+        ]
+    )
     e = np.einsum("mij,i,mij->m", Vs, b, Vs)
     P = np.einsum("mij,mij->mi", Vs, Vs)
     qf_is, P_is = _importance_moments(b, k, rng)

@@ -20,7 +20,7 @@ def _case(rng, d, k, i):
     b = np.sort(rng.exponential(10.0, size=d) ** 2)[::-1].copy()
     V = np.linalg.qr(rng.standard_normal((d, k)))[0]
     M = np.ascontiguousarray(np.delete(V, i, axis=1))
-    N = np.linalg.qr(M, mode="complete")[0][:, k - 1:] if k > 1 else np.eye(d)
+    N = np.linalg.qr(M, mode="complete")[0][:, k - 1 :] if k > 1 else np.eye(d)
     return b, V, M, N
 
 
@@ -53,7 +53,9 @@ def test_envelope_accepts_exactly_the_valid_betas_and_its_factor_is_the_conditio
             assert not ok
             n_bad += 1
             continue
-        if not ok:  # refused only for a near-singular T or D (numerical guard), never wrongly accepted
+        if (
+            not ok
+        ):  # refused only for a near-singular T or D (numerical guard), never wrongly accepted
             continue
         n_ok += 1
         L = (np.eye(d) + Q @ Cm @ Q.T) / np.sqrt(np.abs(D))[:, None]
@@ -72,7 +74,7 @@ def test_column_draws_match_the_eigendecomposition_sampler(d, k, i, seed):
     b = np.sort(rng.exponential(8.0, size=d) ** 2)[::-1].copy()
     V = np.linalg.qr(rng.standard_normal((d, k)))[0]
     M = np.delete(V, i, axis=1)
-    N = np.linalg.qr(M, mode="complete")[0][:, k - 1:] if k > 1 else np.eye(d)
+    N = np.linalg.qr(M, mode="complete")[0][:, k - 1 :] if k > 1 else np.eye(d)
     n = 20000
     ref = sample_vector_bingham((N.T * b) @ N, size=n, rng=rng) @ N.T
     out = np.empty((n, d))
@@ -83,7 +85,12 @@ def test_column_draws_match_the_eigendecomposition_sampler(d, k, i, seed):
     if k > 1:
         assert np.abs(out @ M).max() < 1e-12  # each draw lies in N
     assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
-    for f in (lambda X: (X * X) @ b, lambda X: X[:, 0] ** 2, lambda X: (X @ N[:, 0]) ** 2, lambda X: X @ N[:, -1]):
+    for f in (
+        lambda X: (X * X) @ b,
+        lambda X: X[:, 0] ** 2,
+        lambda X: (X @ N[:, 0]) ** 2,
+        lambda X: X @ N[:, -1],
+    ):
         a, c = f(ref), f(out)
         z = (c.mean() - a.mean()) / np.sqrt(a.var() / n + c.var() / n)
         assert abs(z) < 4.5
@@ -98,7 +105,9 @@ def test_reference_chain_targets_bmf():
     b = np.array([30.0, 22, 15, 9, 6, 4, 3, 2, 1, 0.5, 0.2, 0.0])
 
     def mean_se(sampler):
-        r = run_bingham_chains(b, 3, rng=rng, sampler=sampler, n_chains=4, iterations=3500, progress=False)
+        r = run_bingham_chains(
+            b, 3, rng=rng, sampler=sampler, n_chains=4, iterations=3500, progress=False
+        )
         e = r["energy"][:, 500:]
         batch = e.reshape(4, 30, 100).mean(axis=2).ravel()
         return batch.mean(), batch.std(ddof=1) / np.sqrt(batch.size)

@@ -18,8 +18,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 def run(args, tmp_path, **kw):
     env = dict(os.environ, MPLBACKEND="Agg")
-    return subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke", *args],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        **kw,
+    )
 
 
 def one_line_error(proc, *needles):
@@ -32,24 +39,32 @@ def one_line_error(proc, *needles):
     return lines[0]
 
 
-@pytest.mark.parametrize("override,needles", [
-    ("mechanism.fn.sampler=bogus", ["mechanism.fn.sampler='bogus'", "auto, exact, gibbs, reference"]),
-    ("mechanism.fn.iterations=0", ["mechanism.fn.iterations=0", "integer >= 1"]),
-])
+@pytest.mark.parametrize(
+    "override,needles",
+    [
+        (
+            "mechanism.fn.sampler=bogus",
+            ["mechanism.fn.sampler='bogus'", "auto, exact, gibbs, reference"],
+        ),
+        ("mechanism.fn.iterations=0", ["mechanism.fn.iterations=0", "integer >= 1"]),
+    ],
+)
 def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, override, needles):
     line = one_line_error(run([override], tmp_path), *needles)
-    assert "burn_in" not in line   # a value the user never set
+    assert "burn_in" not in line  # a value the user never set
 
 
 def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):
-    line = one_line_error(run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path), "calibration")
+    line = one_line_error(
+        run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path), "calibration"
+    )
     assert "paper" in line and "tight" in line
 
 
 @pytest.mark.parametrize("override", ["epsilonn=0.1", "+epsilonn=0.5", "++epsilonn=0.5"])
 def test_an_unknown_top_level_key_is_refused_with_the_valid_keys(tmp_path, override):
-    line = one_line_error(run([override], tmp_path), "unknown key 'epsilonn'", "epsilon, delta", "seed")
-    assert not (tmp_path / "records").exists()   # nothing ran with the default epsilon
+    one_line_error(run([override], tmp_path), "unknown key 'epsilonn'", "epsilon, delta", "seed")
+    assert not (tmp_path / "records").exists()  # nothing ran with the default epsilon
 
 
 def test_delta_zero_is_refused_by_the_rule_the_mechanisms_use(tmp_path):
@@ -69,15 +84,17 @@ def test_a_run_prints_a_short_rounded_summary_and_a_resume_shows_the_stored_reco
     assert 1 <= len(lines) <= 4 and len(proc.stdout) < 600
     assert "q_F = 0." in proc.stdout and not any(line.startswith("{") for line in lines)
     q_printed = proc.stdout.split("q_F = ")[1].split()[0]
-    assert len(q_printed) == len("0.1234")   # rounded
+    assert len(q_printed) == len("0.1234")  # rounded
     (path,) = (tmp_path / "records").glob("*.json")
-    assert str(path) in proc.stdout            # where the full record is
+    assert str(path) in proc.stdout  # where the full record is
     stored = json.loads(path.read_text())
     stored["timestamp"] = "written by the first run"
     path.write_text(json.dumps(stored))
     again = run(["mechanism=mod_sulq", "n=1000", "print_record=true"], tmp_path)
     rec = json.loads(again.stdout.strip().splitlines()[-1])
-    assert rec["written"] is False and rec["timestamp"] == "written by the first run"   # not recomputed
+    assert (
+        rec["written"] is False and rec["timestamp"] == "written by the first run"
+    )  # not recomputed
     assert "already stored" in run(["mechanism=mod_sulq", "n=1000"], tmp_path).stdout
 
 
@@ -102,11 +119,28 @@ def test_a_warning_names_the_run_not_a_library_file(tmp_path):
 
 
 def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
-    args = [sys.executable, str(REPO / "run.py"), "-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2",
-            f"results_dir={tmp_path}", "scale=smoke", "mechanism=ppca", "seed=1,2,3,4,5,6", "ppca_iterations=400000"]
+    args = [
+        sys.executable,
+        str(REPO / "run.py"),
+        "-m",
+        "hydra/launcher=local_parallel",
+        "hydra.launcher.n_jobs=2",
+        f"results_dir={tmp_path}",
+        "scale=smoke",
+        "mechanism=ppca",
+        "seed=1,2,3,4,5,6",
+        "ppca_iterations=400000",
+    ]
     env = dict(os.environ, MPLBACKEND="Agg")
-    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     # interrupt once the workers are computing (a job has started), as a person would, with ^C to the group;
     # 400,000 iterations per job keep the sweep running well past the interrupt on an idle machine
     deadline = time.monotonic() + 120

@@ -18,8 +18,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 #: registry mechanisms that keep the whole contract (audit left out here for speed: see below).
 #: Not listed: the slow ones (streaming_power, online_pca, subspace_*: ~20-50 s each with the audit).
-KEEPERS = {"pca": {}, "random": {}, "mod_sulq": {}, "analyze_gauss": {}, "ppca_iterative": {},
-           "ppca": {"iterations": 50, "n_chains": 1, "warn": False}, "noisy_power": {}, "private_sketch": {}}
+KEEPERS = {
+    "pca": {},
+    "random": {},
+    "mod_sulq": {},
+    "analyze_gauss": {},
+    "ppca_iterative": {},
+    "ppca": {"iterations": 50, "n_chains": 1, "warn": False},
+    "noisy_power": {},
+    "private_sketch": {},
+}
 
 
 @pytest.mark.parametrize("name", sorted(KEEPERS))
@@ -33,6 +41,7 @@ def test_registry_mechanisms_keep_the_contract(name):
 
 
 # -- deliberately broken mechanisms: each must fail exactly the check it breaks --------------------
+
 
 def gauss(X, k, *, epsilon, delta, rng, clip=False):
     """A correct reference (Gaussian mechanism on XᵀX/n, sensitivity sqrt(2)/n, classical calibration)."""
@@ -48,7 +57,7 @@ def gauss(X, k, *, epsilon, delta, rng, clip=False):
 def no_norm_check(X, k, *, epsilon, delta, rng, clip=False):
     X = np.asarray(X, dtype=float)
     if X.ndim == 2 and X.shape[0] and np.all(np.isfinite(X)):
-        X = X / max(1.0, np.linalg.norm(X, axis=1).max())     # rescales instead of refusing
+        X = X / max(1.0, np.linalg.norm(X, axis=1).max())  # rescales instead of refusing
     return gauss(X, k, epsilon=epsilon, delta=delta, rng=rng, clip=clip)
 
 
@@ -64,7 +73,9 @@ def not_orthonormal(X, k, *, epsilon, delta, rng, clip=False):
 def data_dependent_guarantee(X, k, *, epsilon, delta, rng, clip=False):
     out = gauss(X, k, epsilon=epsilon, delta=delta, rng=rng, clip=clip)
     spread = float(np.asarray(X)[:, 0].std())
-    return MechanismOutput(out.components, PrivacyGuarantee(epsilon * (1 + spread), delta, "replace-one-row"))
+    return MechanismOutput(
+        out.components, PrivacyGuarantee(epsilon * (1 + spread), delta, "replace-one-row")
+    )
 
 
 def accepts_zero_epsilon(X, k, *, epsilon, delta, rng, clip=False):
@@ -87,16 +98,28 @@ def no_noise(X, k, *, epsilon, delta, rng, clip=False):
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     X, _ = check_data(X, clip=clip)
     k = check_k(k, X.shape[1])
-    return MechanismOutput(top_k_eigenvectors(second_moment(X), k), PrivacyGuarantee(epsilon, delta, "replace-one-row"))
+    return MechanismOutput(
+        top_k_eigenvectors(second_moment(X), k), PrivacyGuarantee(epsilon, delta, "replace-one-row")
+    )
 
 
 #: every check that looks at an output fails for a bad output (the two orthonormality checks, and
 #: the boundary and clipping checks, which validate their outputs too)
-OUTPUT_CHECKS = {"orthonormal d x k output (or ⊥ with status 'bottom')", "orthonormal output for k = 1",
-                 "accepts rows of norm exactly 1", "clip=True projects rows onto the unit ball"}
+OUTPUT_CHECKS = {
+    "orthonormal d x k output (or ⊥ with status 'bottom')",
+    "orthonormal output for k = 1",
+    "accepts rows of norm exactly 1",
+    "clip=True projects rows onto the unit ball",
+}
 BROKEN = [
     # rescaling the whole dataset is not clipping: both the refusal and the clipping check fail
-    (no_norm_check, {"refuses a row of norm 1.5 > 1 (clip=False)", "clip=True projects rows onto the unit ball"}),
+    (
+        no_norm_check,
+        {
+            "refuses a row of norm 1.5 > 1 (clip=False)",
+            "clip=True projects rows onto the unit ball",
+        },
+    ),
     (fixed_seed, {"output depends on the seed"}),
     (not_orthonormal, OUTPUT_CHECKS),
     (data_dependent_guarantee, {"guarantee independent of the data"}),
@@ -121,6 +144,7 @@ def test_broken_mechanisms_fail_exactly_their_check(fn, expected):
 def test_bad_interface_is_reported():
     def no_clip(X, k, *, rng):
         return gauss(X, k, epsilon=0.5, delta=1e-5, rng=rng)
+
     report = check_mechanism(no_clip, audit=False)
     assert [r.name for r in report.failures] == ["interface"]
 
@@ -130,7 +154,9 @@ def test_audit_hook_catches_a_mechanism_without_noise():
     certify, with the fixed-design or the search audit) is far above the claimed 0.5; the correct
     reference audits at or below its claim."""
     pytest.importorskip("experiments.audit")
-    bad = check_mechanism(no_noise, epsilon=0.5, delta=1e-5, audit_trials=2000, audit_time_budget=10)
+    bad = check_mechanism(
+        no_noise, epsilon=0.5, delta=1e-5, audit_trials=2000, audit_time_budget=10
+    )
     assert bad.status_of("audit") == "failed", str(bad)
     assert bad.audit["audited_epsilon_lower"] > 2.0
     good = check_mechanism(gauss, epsilon=0.5, delta=1e-5, audit_trials=2000, audit_time_budget=10)
@@ -139,7 +165,7 @@ def test_audit_hook_catches_a_mechanism_without_noise():
 
 
 def test_audit_skipped_with_reason_when_the_package_is_missing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "experiments.audit", None)    # import raises ImportError
+    monkeypatch.setitem(sys.modules, "experiments.audit", None)  # import raises ImportError
     report = check_mechanism(gauss, epsilon=0.5, delta=1e-5)
     audit = next(r for r in report.results if r.name == "audit")
     assert audit.status == "skipped" and "experiments.audit does not import" in audit.detail
@@ -148,5 +174,9 @@ def test_audit_skipped_with_reason_when_the_package_is_missing(monkeypatch):
 
 def test_module_function_string_and_cli(capsys):
     from experiments.contract import main
-    assert main(["mechanisms.mod_sulq:mod_sulq", "--epsilon", "0.5", "--delta", "1e-5", "--no-audit"]) == 0
+
+    assert (
+        main(["mechanisms.mod_sulq:mod_sulq", "--epsilon", "0.5", "--delta", "1e-5", "--no-audit"])
+        == 0
+    )
     assert "contract of mechanisms.mod_sulq:mod_sulq: OK" in capsys.readouterr().out

@@ -24,8 +24,11 @@ NOT_FROM_A_SUMMARY = {"calibration.png", "calibration.pdf"}
 
 
 def _differing(drawn: Path, committed: Path) -> list[str]:
-    return [p.name for p in sorted(drawn.iterdir())
-            if not (committed / p.name).exists() or (committed / p.name).read_bytes() != p.read_bytes()]
+    return [
+        p.name
+        for p in sorted(drawn.iterdir())
+        if not (committed / p.name).exists() or (committed / p.name).read_bytes() != p.read_bytes()
+    ]
 
 
 @pytest.mark.parametrize("scale", sorted(CURATED))
@@ -34,16 +37,32 @@ def test_committed_figures_and_tables_are_drawn_from_the_committed_summary(scale
     code without `scripts/curate.sh SCALE` being run fails here (and so does a stale summary)."""
     cur = CURATED[scale]
     made = make_figures.make_all(REPO / "results", tmp_path, scale=scale, summary=cur / "summary")
-    assert made.get("fig3") and made.get("table1"), "the summary holds no Figure 3 or Table 1 records"
+    assert made.get("fig3") and made.get("table1"), (
+        "the summary holds no Figure 3 or Table 1 records"
+    )
     assert _differing(tmp_path / "figures", cur / "figures") == []
     assert _differing(tmp_path / "tables", cur / "tables") == []
     drawn = {p.name for p in (tmp_path / "figures").iterdir()}
     if scale == "quick" and (cur / "tables" / "peers.csv").exists():
-        assert plot_peers.main(["--tables", str(cur / "tables"), "--scale", scale, "--out", str(tmp_path / "peers")]) == 0
+        assert (
+            plot_peers.main(
+                [
+                    "--tables",
+                    str(cur / "tables"),
+                    "--scale",
+                    scale,
+                    "--out",
+                    str(tmp_path / "peers"),
+                ]
+            )
+            == 0
+        )
         assert _differing(tmp_path / "peers", cur / "figures") == []
         drawn |= {p.name for p in (tmp_path / "peers").iterdir()}
     committed = {p.name for p in (cur / "figures").iterdir()}
-    assert committed - drawn - NOT_FROM_A_SUMMARY == set(), "committed figures no code draws from the summary"
+    assert committed - drawn - NOT_FROM_A_SUMMARY == set(), (
+        "committed figures no code draws from the summary"
+    )
 
 
 def test_every_drawn_figure_names_its_scale(tmp_path, monkeypatch):
@@ -55,7 +74,9 @@ def test_every_drawn_figure_names_its_scale(tmp_path, monkeypatch):
     real = make_figures.save
 
     def capture(fig, out, name):
-        texts.append(" ".join(t.get_text() for t in fig.findobj(match=lambda o: hasattr(o, "get_text"))))
+        texts.append(
+            " ".join(t.get_text() for t in fig.findobj(match=lambda o: hasattr(o, "get_text")))
+        )
         return real(fig, out, name)
 
     monkeypatch.setattr(make_figures, "save", capture)
@@ -63,18 +84,36 @@ def test_every_drawn_figure_names_its_scale(tmp_path, monkeypatch):
     make_figures.utility_vs_n(df, ["census", "kddcup"], tmp_path, "fig3", "Figure 3")
     make_figures.fig5(df, tmp_path)
     make_figures.fig1(df, tmp_path)
-    make_figures.utility_vs_n(df[df.experiment == "utility_vs_n"].assign(scale="smoke"), ["census"], tmp_path,
-                              "fig3s", "Figure 3")
+    make_figures.utility_vs_n(
+        df[df.experiment == "utility_vs_n"].assign(scale="smoke"),
+        ["census"],
+        tmp_path,
+        "fig3s",
+        "Figure 3",
+    )
     plt.close("all")
     assert len(texts) == 4 and all("scale: " in t for t in texts)
     assert "scale: paper" in texts[0] and "scale: paper" in texts[1] and "scale: smoke" in texts[3]
-    assert "scale: none" in texts[2]   # Figure 1 is an analytic bound
+    assert "scale: none" in texts[2]  # Figure 1 is an analytic bound
 
 
 def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "make_figures.py"), "--summary",
-                           str(CURATED["quick"] / "summary"), "--scale", "quick", "--out", str(CURATED["quick"])],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "make_figures.py"),
+            "--summary",
+            str(CURATED["quick"] / "summary"),
+            "--scale",
+            "quick",
+            "--out",
+            str(CURATED["quick"]),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2 and "curate" in proc.stderr
     assert make_figures.default_out(Path("results"), "smoke") == Path("results/drawn/smoke")
     assert not make_figures.is_curated(REPO / "results" / "drawn" / "smoke")
@@ -83,8 +122,13 @@ def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_pa
 
 def _copy_of_the_repository(dest: Path) -> Path:
     """The working tree as it would be committed (tracked and unignored files), in a new git repository."""
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
     for name in filter(None, files):
         src = REPO / name
         if src.is_file():
@@ -101,13 +145,25 @@ def test_the_documented_commands_leave_every_committed_file_untouched(tmp_path):
     """run.py (a single run, Table 1, a small sweep) and the figure scripts with their defaults write only
     into the local, ignored results store: `git status` stays clean."""
     repo = _copy_of_the_repository(tmp_path / "repo")
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(repo), PRIVPCA_DATA_DIR=str(repo / "tests/fixtures/uci"))
+    env = dict(
+        os.environ,
+        MPLBACKEND="Agg",
+        PYTHONPATH=str(repo),
+        PRIVPCA_DATA_DIR=str(repo / "tests/fixtures/uci"),
+    )
     py = sys.executable
     commands = [
         [py, "run.py", "scale=smoke"],
         [py, "run.py", "experiment=table1"],
         [py, "run.py", "-m", "scale=smoke", "mechanism=pca,mod_sulq", "seed=1,2"],
-        [py, "run.py", "experiment=utility_vs_n", "dataset=gaussian10", "mechanism=mod_sulq", "scale=smoke"],
+        [
+            py,
+            "run.py",
+            "experiment=utility_vs_n",
+            "dataset=gaussian10",
+            "mechanism=mod_sulq",
+            "scale=smoke",
+        ],
         [py, "scripts/summarize_results.py", "--scale", "smoke"],
         [py, "scripts/make_figures.py"],
         [py, "scripts/make_figures.py", "--results", "results", "--scale", "smoke"],
@@ -116,7 +172,14 @@ def test_the_documented_commands_leave_every_committed_file_untouched(tmp_path):
     for cmd in commands:
         proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"{cmd}:\n{proc.stdout}\n{proc.stderr}"
-    assert (repo / "results" / "records").is_dir() and (repo / "results" / "drawn" / "smoke" / "tables").is_dir()
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo,
-                            capture_output=True, text=True, check=True).stdout
+    assert (repo / "results" / "records").is_dir() and (
+        repo / "results" / "drawn" / "smoke" / "tables"
+    ).is_dir()
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert status == ""

@@ -13,8 +13,14 @@ import numpy as np
 import pytest
 
 from experiments import datasets as D
-from experiments.datasets import (DATASETS, DataCorruptError, DataUnavailableError, Dataset,
-                                  data_dir_from_env, load_dataset)
+from experiments.datasets import (
+    DATASETS,
+    DataCorruptError,
+    Dataset,
+    DataUnavailableError,
+    data_dir_from_env,
+    load_dataset,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "uci"
 
@@ -85,8 +91,9 @@ def _expected_shape(name: str, split: str | None = None) -> tuple[int, int]:
         cols = list(zip(*rows))
         numeric_idx = (0, 5, 16, 17, 18, 24, 30, 39)
         d = _n_nonconstant([cols[j] for j in numeric_idx])
-        d += sum(len(set(cols[j])) for j in range(42) if j not in numeric_idx
-                 if len(set(cols[j])) > 1)
+        d += sum(
+            len(set(cols[j])) for j in range(42) if j not in numeric_idx if len(set(cols[j])) > 1
+        )
         return len(rows), d
     if name == "localization":
         rows = _rows("localization", "ConfLongDemo_JSI.txt")
@@ -132,10 +139,18 @@ def test_load_fixture_formats(name, mode, tmp_path):
 
 def test_gzip_and_plain_give_identical_matrices(tmp_path):
     for name in DATASETS:
-        a = load_dataset(name, data_dir=_copy_tree(tmp_path / "gz", "gz"),
-                         cache_dir=tmp_path / "c1", download=False)
-        b = load_dataset(name, data_dir=_copy_tree(tmp_path / "pl", "plain"),
-                         cache_dir=tmp_path / "c2", download=False)
+        a = load_dataset(
+            name,
+            data_dir=_copy_tree(tmp_path / "gz", "gz"),
+            cache_dir=tmp_path / "c1",
+            download=False,
+        )
+        b = load_dataset(
+            name,
+            data_dir=_copy_tree(tmp_path / "pl", "plain"),
+            cache_dir=tmp_path / "c2",
+            download=False,
+        )
         np.testing.assert_array_equal(a.X, b.X)
         assert a.feature_names == b.feature_names and a.files == b.files
 
@@ -156,11 +171,13 @@ def test_kddcup_one_hot_and_labels(tmp_path):
 def test_census_split_selection_missing_values_and_labels(tmp_path):
     ds = load_dataset("census", data_dir=FIXTURES, cache_dir=tmp_path, download=False)
     assert ds.split == "learn"  # learn split preferred when present (the paper's)
-    test = load_dataset("census", data_dir=FIXTURES, cache_dir=tmp_path, download=False,
-                        split="test")
+    test = load_dataset(
+        "census", data_dir=FIXTURES, cache_dir=tmp_path, download=False, split="test"
+    )
     assert test.split == "test" and test.X.shape[0] == 30
-    both = load_dataset("census", data_dir=FIXTURES, cache_dir=tmp_path, download=False,
-                        split="learn+test")
+    both = load_dataset(
+        "census", data_dir=FIXTURES, cache_dir=tmp_path, download=False, split="learn+test"
+    )
     assert both.X.shape[0] == ds.X.shape[0] + 30
     assert set(test.y) <= {"- 50000", "50000+"}
     assert "migration code-change in msa=?" in test.feature_names  # '?' is its own level
@@ -193,8 +210,9 @@ def test_insurance_rows_labels_and_levels(tmp_path):
     assert list(ds.y) == [int(r[85]) for r in tr] + [int(r[0]) for r in tg]
     assert "CARAVAN" not in ds.feature_names
     assert any(f.startswith("MOSTYPE=") for f in ds.feature_names)
-    train = load_dataset("insurance", data_dir=FIXTURES, cache_dir=tmp_path, download=False,
-                         split="train")
+    train = load_dataset(
+        "insurance", data_dir=FIXTURES, cache_dir=tmp_path, download=False, split="train"
+    )
     assert train.X.shape[0] == len(tr)
 
 
@@ -361,7 +379,7 @@ def test_a_dense_cache_is_read_and_rewritten_compactly(tmp_path):
     (npz,) = cache.glob("kddcup-*.npz")
     with np.load(npz) as z:
         arrays = {k: z[k] for k in z.files if k not in ("shape", "indptr", "indices", "data")}
-    np.savez(npz, X=first.X, **arrays)   # the dense layout
+    np.savez(npz, X=first.X, **arrays)  # the dense layout
     dense_size = npz.stat().st_size
     again = load_dataset("kddcup", data_dir=FIXTURES, cache_dir=cache, download=False)
     assert again.X.tobytes() == first.X.tobytes()

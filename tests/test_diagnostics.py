@@ -9,7 +9,7 @@ from mechanisms.diagnostics import ess, f_k_statistic, f_k_trace, split_rhat, su
 def _ar1(rng, m, n, rho):
     x = np.empty((m, n))
     x[:, 0] = rng.standard_normal(m)
-    e = rng.standard_normal((m, n)) * np.sqrt(1 - rho ** 2)
+    e = rng.standard_normal((m, n)) * np.sqrt(1 - rho**2)
     for t in range(1, n):
         x[:, t] = rho * x[:, t - 1] + e[:, t]
     return x

@@ -17,7 +17,9 @@ from mechanisms.estimator import PrivatePCA, split_output
 
 
 def test_estimator_api(small_data):
-    est = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(small_data)
+    est = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(
+        small_data
+    )
     assert est.components_.shape == (3, 8)
     assert est.n_components_ == 3
     assert np.allclose(est.components_ @ est.components_.T, np.eye(3), atol=1e-10)
@@ -25,7 +27,9 @@ def test_estimator_api(small_data):
     assert Z.shape == (small_data.shape[0], 3)
     assert np.allclose(est.inverse_transform(Z), Z @ est.components_)
     assert est.guarantee_.epsilon == 1.0 and est.guarantee_.neighbouring == "replace-one-row"
-    again = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(small_data)
+    again = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(
+        small_data
+    )
     assert np.array_equal(est.components_, again.components_)
 
 
@@ -47,9 +51,17 @@ def test_estimator_unknown_mechanism(small_data):
 
 
 def test_clone_keeps_parameters_and_drops_fit(small_data):
-    est = PrivatePCA("analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, row_norm_bound=2.0, clip=True,
-                     mechanism_params={"neighbouring": "replace-one-row"}, keep_diagnostics=True,
-                     random_state=3).fit(small_data)
+    est = PrivatePCA(
+        "analyze_gauss",
+        n_components=2,
+        epsilon=0.5,
+        delta=0.01,
+        row_norm_bound=2.0,
+        clip=True,
+        mechanism_params={"neighbouring": "replace-one-row"},
+        keep_diagnostics=True,
+        random_state=3,
+    ).fit(small_data)
     copy = clone(est)
     assert copy.get_params() == est.get_params()
     assert copy.get_params()["mechanism_params"] is not est.mechanism_params  # deep-copied
@@ -59,8 +71,13 @@ def test_clone_keeps_parameters_and_drops_fit(small_data):
 def test_feature_names_and_pandas_output(small_data):
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(small_data, columns=[f"f{i}" for i in range(8)])
-    est = PrivatePCA("ppca", n_components=2, epsilon=1.0, random_state=0,
-                     mechanism_params={"iterations": 50, "n_chains": 1, "warn": False})
+    est = PrivatePCA(
+        "ppca",
+        n_components=2,
+        epsilon=1.0,
+        random_state=0,
+        mechanism_params={"iterations": 50, "n_chains": 1, "warn": False},
+    )
     est.set_output(transform="pandas").fit(frame)
     assert list(est.feature_names_in_) == list(frame.columns)
     assert list(est.get_feature_names_out()) == ["privatepca0", "privatepca1"]
@@ -89,7 +106,9 @@ def test_grid_search_over_n_components(small_data):
 
 
 def test_pickle_round_trip(small_data):
-    est = PrivatePCA("analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, random_state=0).fit(small_data)
+    est = PrivatePCA("analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, random_state=0).fit(
+        small_data
+    )
     back = pickle.loads(pickle.dumps(est))
     assert np.array_equal(back.transform(small_data), est.transform(small_data))
 
@@ -102,12 +121,27 @@ SKLEARN_ERRORS = [
     (np.zeros((0, 3)), 1, ValueError, r"0 sample\(s\)"),
     (np.array([0.1, 0.2, 0.3]), 1, ValueError, "Reshape your data"),
     (np.array([[1 + 1j, 0.0, 0.0]]), 1, ValueError, "Complex data not supported"),
-    (np.full((4, 1), 0.1), 1, ValueError, r"1 feature\(s\) while a minimum of 2"),   # no shape: n
+    (np.full((4, 1), 0.1), 1, ValueError, r"1 feature\(s\) while a minimum of 2"),  # no shape: n
     # the declared constraints (_parameter_constraints), in scikit-learn's words
-    (np.full((4, 3), 0.1), 0, ValueError, r"'n_components' parameter of PrivatePCA must be an int in the range \[1, inf\)"),
-    (np.full((4, 3), 0.1), 1.5, ValueError, r"'n_components' parameter of PrivatePCA must be an int"),
+    (
+        np.full((4, 3), 0.1),
+        0,
+        ValueError,
+        r"'n_components' parameter of PrivatePCA must be an int in the range \[1, inf\)",
+    ),
+    (
+        np.full((4, 3), 0.1),
+        1.5,
+        ValueError,
+        r"'n_components' parameter of PrivatePCA must be an int",
+    ),
     # the part that depends on the data
-    (np.full((4, 3), 0.1), 3, ValueError, "n_components must satisfy 1 <= n_components < n_features = 3"),
+    (
+        np.full((4, 3), 0.1),
+        3,
+        ValueError,
+        "n_components must satisfy 1 <= n_components < n_features = 3",
+    ),
     (np.full((4, 3), 0.1), True, ValueError, "n_components must be an integer"),
 ]
 
@@ -138,11 +172,14 @@ def test_transform_validates_like_scikit_learn(small_data):
         est.inverse_transform(np.zeros((3, 5)))
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
-    ({"epsilon": "abc"}, "epsilon must be a number"),
-    ({"delta": 1.5}, r"delta must lie in \(0, 1\)"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
+        ({"epsilon": "abc"}, "epsilon must be a number"),
+        ({"delta": 1.5}, r"delta must lie in \(0, 1\)"),
+    ],
+)
 def test_privacy_parameters_keep_their_messages(small_data, params, message):
     est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).set_params(**params)
     with pytest.raises(PrivacyInputError, match=message):
@@ -151,8 +188,11 @@ def test_privacy_parameters_keep_their_messages(small_data, params, message):
 
 @pytest.mark.parametrize("bound", [0.0, -1.0, float("inf"), float("nan"), "x"])
 def test_bad_row_norm_bound_refused(small_data, bound):
-    with pytest.raises(ValueError, match=r"'row_norm_bound' parameter of PrivatePCA must be a float in the range "
-                                         r"\(0(\.0)?, inf\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'row_norm_bound' parameter of PrivatePCA must be a float in the range "
+        r"\(0(\.0)?, inf\)",
+    ):
         PrivatePCA("pca", row_norm_bound=bound).fit(small_data)
 
 
@@ -160,27 +200,32 @@ def test_parameter_constraints_are_complete_and_informative():
     # scikit-learn's own check: one constraint per constructor parameter, and a bad type or value of
     # any validated parameter raises InvalidParameterError naming it
     from sklearn.utils.estimator_checks import check_param_validation
+
     check_param_validation("PrivatePCA", PrivatePCA("pca", n_components=1))
 
 
 # -- row norms: refuse, clip (recorded) or declare a public bound ---------------------------------
 
+
 def test_rows_above_the_bound_refused_by_default_without_naming_them(small_data):
     """The refusal names the public bound and the way out, not which row, how many or its norm."""
     X = small_data.copy()
     X[7] *= 3 / np.linalg.norm(X[7])
-    with pytest.raises(PrivacyInputError, match=r"^some row has L2 norm above the bound 1(\.0)?: .*clip=True") as exc:
+    with pytest.raises(
+        PrivacyInputError, match=r"^some row has L2 norm above the bound 1(\.0)?: .*clip=True"
+    ) as exc:
         PrivatePCA("mod_sulq", n_components=2, delta=0.01).fit(X)
     assert "7" not in str(exc.value) and "3" not in str(exc.value)
 
 
 def test_clipping_is_recorded_only_in_diagnostics(small_data):
     X = small_data.copy()
-    X[:5] *= 4                          # the largest row of small_data has norm 1: these 5 are now > 1
+    X[:5] *= 4  # the largest row of small_data has norm 1: these 5 are now > 1
     n_over = int(np.sum(np.linalg.norm(X, axis=1) > 1))
     assert n_over >= 5
-    est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, clip=True, keep_diagnostics=True,
-                     random_state=0).fit(X)
+    est = PrivatePCA(
+        "mod_sulq", n_components=2, delta=0.01, clip=True, keep_diagnostics=True, random_state=0
+    ).fit(X)
     assert est.diagnostics_["n_clipped"] == n_over
     assert "n_clipped" not in est.release_
     # the clipped fit is the fit on the clipped data
@@ -192,7 +237,9 @@ def test_clipping_is_recorded_only_in_diagnostics(small_data):
 def test_public_row_norm_bound_scales_the_data(small_data):
     """Rows bounded by B = 10: the fit is the unit-bound fit on X / 10 (same seed, same release)."""
     X = small_data * 10
-    est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, row_norm_bound=10.0, random_state=0).fit(X)
+    est = PrivatePCA(
+        "mod_sulq", n_components=2, delta=0.01, row_norm_bound=10.0, random_state=0
+    ).fit(X)
     ref = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).fit(small_data)
     assert np.allclose(est.components_, ref.components_, atol=1e-12)
     assert est.guarantee_ == ref.guarantee_
@@ -202,9 +249,15 @@ def test_public_row_norm_bound_scales_the_data(small_data):
 
 # -- release versus diagnostics --------------------------------------------------------------------
 
+
 def test_only_the_release_is_exposed_by_default(small_data):
-    est = PrivatePCA("ppca", n_components=2, epsilon=1.0, random_state=0,
-                     mechanism_params={"iterations": 50, "n_chains": 2, "warn": False}).fit(small_data)
+    est = PrivatePCA(
+        "ppca",
+        n_components=2,
+        epsilon=1.0,
+        random_state=0,
+        mechanism_params={"iterations": 50, "n_chains": 2, "warn": False},
+    ).fit(small_data)
     assert est.release_["status"] == "ok"
     assert not hasattr(est, "diagnostics_") and not hasattr(est, "info_")
     # PPCA's Bingham concentration n·ε/2·λ₁ is an exact data statistic: a diagnostic only
@@ -212,21 +265,29 @@ def test_only_the_release_is_exposed_by_default(small_data):
     est.set_params(keep_diagnostics=True).fit(small_data)
     assert "concentration" in est.diagnostics_ and "n_clipped" in est.diagnostics_
     est.set_params(keep_diagnostics=False).fit(small_data)
-    assert not hasattr(est, "diagnostics_")      # a refit does not leave the old diagnostics behind
+    assert not hasattr(est, "diagnostics_")  # a refit does not leave the old diagnostics behind
     assert "diagnostics_ : dict, only with ``keep_diagnostics=True``. NOT private" in " ".join(
-        PrivatePCA.__doc__.split())
+        PrivatePCA.__doc__.split()
+    )
 
 
 def _fake(components, *, release=None, diagnostics=None):
     def mechanism(X, k, *, rng, clip=False, epsilon):
-        return MechanismOutput(components, PrivacyGuarantee(epsilon, 0.0, "replace-one-row"),
-                               release=dict(release or {}), diagnostics=dict(diagnostics or {}))
+        return MechanismOutput(
+            components,
+            PrivacyGuarantee(epsilon, 0.0, "replace-one-row"),
+            release=dict(release or {}),
+            diagnostics=dict(diagnostics or {}),
+        )
+
     return mechanism
 
 
 def test_split_output_separates_release_from_diagnostics():
     V = np.eye(3)[:, :1]
-    new = _fake(V, release={"noisy_count": 4.2}, diagnostics={"true_count": 4})(None, 1, rng=None, epsilon=1.0)
+    new = _fake(V, release={"noisy_count": 4.2}, diagnostics={"true_count": 4})(
+        None, 1, rng=None, epsilon=1.0
+    )
     release, diagnostics = split_output(new)
     assert release == {"status": "ok", "noisy_count": 4.2}
     assert diagnostics == {"true_count": 4}
@@ -237,12 +298,18 @@ def test_bottom_error_message_has_no_diagnostics(small_data):
     est = PrivatePCA(fake, n_components=2, keep_diagnostics=True)
     with pytest.raises(RuntimeError) as err:
         est.fit(small_data)
-    assert "bottom" in str(err.value) and "123456" not in str(err.value) and "true_max" not in str(err.value)
+    assert (
+        "bottom" in str(err.value)
+        and "123456" not in str(err.value)
+        and "true_max" not in str(err.value)
+    )
 
 
 def test_callable_mechanism(small_data):
     V = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 2)))[0]
-    est = PrivatePCA(_fake(V, diagnostics={"secret": 1}), n_components=2, epsilon=0.7).fit(small_data)
+    est = PrivatePCA(_fake(V, diagnostics={"secret": 1}), n_components=2, epsilon=0.7).fit(
+        small_data
+    )
     assert np.array_equal(est.components_, V.T)
     assert est.guarantee_.epsilon == 0.7
     assert est.release_ == {"status": "ok"}

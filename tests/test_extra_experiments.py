@@ -10,13 +10,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.extra import doubling_grid, fit_slope, run_dimension_scaling, run_online_regret, thin_positions
+from experiments.extra import (
+    doubling_grid,
+    fit_slope,
+    run_dimension_scaling,
+    run_online_regret,
+    thin_positions,
+)
 from experiments.results import ResultStore
 from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent
-CONTRACT = ("dataset", "n", "d", "k", "mechanism", "epsilon", "delta", "neighbouring", "seed", "q_F", "q_F_opt",
-            "wall_seconds")
+CONTRACT = (
+    "dataset",
+    "n",
+    "d",
+    "k",
+    "mechanism",
+    "epsilon",
+    "delta",
+    "neighbouring",
+    "seed",
+    "q_F",
+    "q_F_opt",
+    "wall_seconds",
+)
 
 
 def test_grid_helpers():
@@ -30,8 +48,15 @@ def test_grid_helpers():
 
 
 def test_dimension_scaling_runs_resumes_and_finds_n_star(tmp_path):
-    cfg = compose_cfg(["experiment=dimension_scaling", "mechanism=mod_sulq", "scale=smoke",
-                       f"results_dir={tmp_path}", "quiet=true"])
+    cfg = compose_cfg(
+        [
+            "experiment=dimension_scaling",
+            "mechanism=mod_sulq",
+            "scale=smoke",
+            f"results_dir={tmp_path}",
+            "quiet=true",
+        ]
+    )
     first = run_dimension_scaling(cfg)
     assert first["records_written"] > 0
     df = ResultStore(tmp_path).load(experiment="dimension_scaling")
@@ -41,14 +66,15 @@ def test_dimension_scaling_runs_resumes_and_finds_n_star(tmp_path):
     assert set(runs.epsilon) == {0.5} and runs.projector_distance.between(0, 1).all()
     assert set(runs.guarantee_status) == {"proven"} and set(summ.guarantee_status) == {"proven"}
     assert (runs.q_F <= runs.q_F_opt + 1e-12).all()
-    for _, s in summ.iterrows():        # n* is the first n whose mean utility reaches the target
+    for _, s in summ.iterrows():  # n* is the first n whose mean utility reaches the target
         g = runs[runs.d == s.d].groupby("n").q_F_normalised.mean()
         reached = g[g >= 0.9]
         expect = None if reached.empty else int(reached.index.min())
         assert (None if s.n_star is None or s.n_star != s.n_star else int(s.n_star)) == expect
         assert list(g.index) == sorted(g.index) and (expect is None or g.index.max() == expect)
-    assert first["n_star"] == {int(r.d): (None if r.n_star != r.n_star else int(r.n_star))
-                               for _, r in summ.iterrows()}
+    assert first["n_star"] == {
+        int(r.d): (None if r.n_star != r.n_star else int(r.n_star)) for _, r in summ.iterrows()
+    }
     again = run_dimension_scaling(cfg)
     assert again["records_written"] == 0 and again["n_star"] == first["n_star"]
     assert len(ResultStore(tmp_path).load()) == len(df)
@@ -56,9 +82,18 @@ def test_dimension_scaling_runs_resumes_and_finds_n_star(tmp_path):
 
 def test_dimension_scaling_bottom_counts_as_zero(tmp_path):
     # subspace_approx with eps 0.05 on n <= 500: t = 737 blocks > n rows -> ⊥ (q_F null), counted as utility 0
-    cfg = compose_cfg(["experiment=dimension_scaling", "mechanism=subspace_approx", "scale=smoke",
-                       "experiment.dims=[6]", "experiment.n_max=500", "epsilon=0.05", f"results_dir={tmp_path}",
-                       "quiet=true"])
+    cfg = compose_cfg(
+        [
+            "experiment=dimension_scaling",
+            "mechanism=subspace_approx",
+            "scale=smoke",
+            "experiment.dims=[6]",
+            "experiment.n_max=500",
+            "epsilon=0.05",
+            f"results_dir={tmp_path}",
+            "quiet=true",
+        ]
+    )
     res = run_dimension_scaling(cfg)
     df = ResultStore(tmp_path).load(experiment="dimension_scaling")
     runs = df[df.kind == "run"]
@@ -69,7 +104,9 @@ def test_dimension_scaling_bottom_counts_as_zero(tmp_path):
 
 
 def test_online_regret_runs_and_resumes(tmp_path):
-    cfg = compose_cfg(["experiment=online_regret", "scale=smoke", f"results_dir={tmp_path}", "quiet=true"])
+    cfg = compose_cfg(
+        ["experiment=online_regret", "scale=smoke", f"results_dir={tmp_path}", "quiet=true"]
+    )
     first = run_online_regret(cfg)
     assert first["records_written"] == 2
     df = ResultStore(tmp_path).load(experiment="online_regret")
@@ -77,37 +114,87 @@ def test_online_regret_runs_and_resumes(tmp_path):
     for _, r in df.iterrows():
         t = np.asarray(r["curve.t"])
         assert len(t) <= 200 and t[-1] == 128
-        assert r["curve.regret"][-1] == pytest.approx(r.regret) and r["curve.opt"][-1] == pytest.approx(r.opt)
+        assert r["curve.regret"][-1] == pytest.approx(r.regret) and r["curve.opt"][
+            -1
+        ] == pytest.approx(r.opt)
         assert len(r["curve.theorem8"]) == len(t) == len(r["curve.theorem9"])
         assert 0 <= r.q_F <= r.q_F_opt + 1e-12 and r.d == 8 and r.n == 128
         assert "subspaces" not in r.index and "release.subspaces" not in r.index
-        assert "diagnostics_not_private.regret_curve" not in r.index and "diagnostics_not_private.gains" not in r.index
+        assert (
+            "diagnostics_not_private.regret_curve" not in r.index
+            and "diagnostics_not_private.gains" not in r.index
+        )
         # regret and OPT come from the raw rows: recorded, but only among the labelled diagnostics
-        assert r["diagnostics_not_private.regret"] == pytest.approx(r.regret) and "release.regret" not in r.index
+        assert (
+            r["diagnostics_not_private.regret"] == pytest.approx(r.regret)
+            and "release.regret" not in r.index
+        )
     tree = df[df.tree].iloc[0]
-    assert tree.epsilon == 1.0 and tree.guarantee_exact       # conf/experiment/online_regret.yaml: epsilon 1.0
+    assert (
+        tree.epsilon == 1.0 and tree.guarantee_exact
+    )  # conf/experiment/online_regret.yaml: epsilon 1.0
     fpl = df[~df.tree].iloc[0]
-    assert fpl.epsilon > 1.0 and not fpl.guarantee_exact     # composed bound over m releases
+    assert fpl.epsilon > 1.0 and not fpl.guarantee_exact  # composed bound over m releases
     assert run_online_regret(cfg)["records_written"] == 0
 
 
 def test_figures_from_a_small_store(tmp_path):
     root = tmp_path / "store"
-    run_dimension_scaling(compose_cfg(["experiment=dimension_scaling", "mechanism=pca", "scale=smoke",
-                                       f"results_dir={root}", "quiet=true"]))
+    run_dimension_scaling(
+        compose_cfg(
+            [
+                "experiment=dimension_scaling",
+                "mechanism=pca",
+                "scale=smoke",
+                f"results_dir={root}",
+                "quiet=true",
+            ]
+        )
+    )
     store = ResultStore(root)
-    for mech, slope in (("mod_sulq", 1.5), ("ppca", 1.0)):     # synthetic summaries: 3 dims, one censored
+    for mech, slope in (
+        ("mod_sulq", 1.5),
+        ("ppca", 1.0),
+    ):  # synthetic summaries: 3 dims, one censored
         for d in (10, 30, 100):
-            n_star = None if (mech == "mod_sulq" and d == 100) else int(300 * d ** slope)
-            store.write({"run_key": {"m": mech, "d": d}, "experiment": "dimension_scaling", "kind": "summary",
-                         "mechanism": mech, "d": d, "k": 2, "epsilon": 0.5, "target": 0.9, "n_star": n_star,
-                         "n_grid": [250, 500, 1000000], "timestamp": "t"})
-    run_online_regret(compose_cfg(["experiment=online_regret", "scale=smoke", f"results_dir={root}",
-                                   "quiet=true"]))
+            n_star = None if (mech == "mod_sulq" and d == 100) else int(300 * d**slope)
+            store.write(
+                {
+                    "run_key": {"m": mech, "d": d},
+                    "experiment": "dimension_scaling",
+                    "kind": "summary",
+                    "mechanism": mech,
+                    "d": d,
+                    "k": 2,
+                    "epsilon": 0.5,
+                    "target": 0.9,
+                    "n_star": n_star,
+                    "n_grid": [250, 500, 1000000],
+                    "timestamp": "t",
+                }
+            )
+    run_online_regret(
+        compose_cfg(
+            ["experiment=online_regret", "scale=smoke", f"results_dir={root}", "quiet=true"]
+        )
+    )
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "make_figures.py"), "--results", str(root),
-                           "--out", str(out), "--only", "dimension_scaling,online_regret"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "make_figures.py"),
+            "--results",
+            str(root),
+            "--out",
+            str(out),
+            "--only",
+            "dimension_scaling,online_regret",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     for name in ("dimension_scaling", "online_regret"):
         for ext in ("png", "pdf"):
@@ -117,26 +204,54 @@ def test_figures_from_a_small_store(tmp_path):
     from experiments.summary import update_summary
 
     update_summary(root, tmp_path / "summary")
-    again = subprocess.run([sys.executable, str(REPO / "scripts" / "make_figures.py"), "--summary",
-                            str(tmp_path / "summary"), "--out", str(tmp_path / "again"),
-                            "--only", "dimension_scaling,online_regret"], cwd=REPO, capture_output=True, text=True,
-                           timeout=300)
+    again = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "make_figures.py"),
+            "--summary",
+            str(tmp_path / "summary"),
+            "--out",
+            str(tmp_path / "again"),
+            "--only",
+            "dimension_scaling,online_regret",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     for name in ("dimension_scaling", "online_regret"):
         for ext in ("png", "pdf"):
-            assert (tmp_path / "again" / "figures" / f"{name}.{ext}").read_bytes() == \
-                (out / "figures" / f"{name}.{ext}").read_bytes(), name
+            assert (tmp_path / "again" / "figures" / f"{name}.{ext}").read_bytes() == (
+                out / "figures" / f"{name}.{ext}"
+            ).read_bytes(), name
 
 
 def test_figure_guides_and_labels(tmp_path):
     import matplotlib
+
     matplotlib.use("Agg")
     sys.path.insert(0, str(REPO / "scripts"))
     import make_figures
+
     store = ResultStore(tmp_path)
     for d in (10, 100):
-        store.write({"run_key": {"d": d}, "experiment": "dimension_scaling", "kind": "summary", "mechanism": "ppca",
-                     "d": d, "k": 2, "epsilon": 0.5, "target": 0.9, "n_star": 40 * d, "n_grid": [1], "timestamp": "t"})
+        store.write(
+            {
+                "run_key": {"d": d},
+                "experiment": "dimension_scaling",
+                "kind": "summary",
+                "mechanism": "ppca",
+                "d": d,
+                "k": 2,
+                "epsilon": 0.5,
+                "target": 0.9,
+                "n_star": 40 * d,
+                "n_grid": [1],
+                "timestamp": "t",
+            }
+        )
     captured = []
     real_save = make_figures.save
     make_figures.save = lambda fig, out, name: captured.append(fig) or real_save(fig, out, name)
@@ -149,26 +264,61 @@ def test_figure_guides_and_labels(tmp_path):
     assert any("slope 1.00" in x for x in labels)
     for guide in ("√d", "∝ d (", "d^{3/2}"):
         assert any(guide in x and "guide" in x for x in labels)
-    assert ax.get_xlabel() and ax.get_ylabel() and ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert (
+        ax.get_xlabel()
+        and ax.get_ylabel()
+        and ax.get_xscale() == "log"
+        and ax.get_yscale() == "log"
+    )
 
 
-@pytest.mark.parametrize("mechanism", ["noisy_power", "streaming_power", "online_pca", "private_sketch",
-                                       "subspace_exact", "subspace_approx"])
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        "noisy_power",
+        "streaming_power",
+        "online_pca",
+        "private_sketch",
+        "subspace_exact",
+        "subspace_approx",
+    ],
+)
 def test_single_run_on_spiked(tmp_path, mechanism):
     env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"mechanism={mechanism}", "dataset=spiked",
-                           "scale=smoke", "dataset.size=1500", f"results_dir={tmp_path}", "quiet=true",
-                           "print_record=true"],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            f"mechanism={mechanism}",
+            "dataset=spiked",
+            "scale=smoke",
+            "dataset.size=1500",
+            f"results_dir={tmp_path}",
+            "quiet=true",
+            "print_record=true",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout.strip().splitlines()[-1])
     for key in CONTRACT:
         assert key in rec
-    assert rec["mechanism"] == mechanism and rec["dataset"] == "spiked" and rec["n"] == 1500 and rec["d"] == 50
+    assert (
+        rec["mechanism"] == mechanism
+        and rec["dataset"] == "spiked"
+        and rec["n"] == 1500
+        and rec["d"] == 50
+    )
     assert rec["k"] == 2 and rec["delta"] == 0.01
     assert "info" not in rec and rec["release"]["status"] == rec["status"]
     assert "n_clipped" in rec["diagnostics_not_private"] and "n_clipped" not in rec["release"]
-    assert rec["guarantee_status"] == "proven"   # private_sketch's paper lift: proven by its exact profile
+    assert (
+        rec["guarantee_status"] == "proven"
+    )  # private_sketch's paper lift: proven by its exact profile
     if rec["q_F"] is None:
         assert rec["status"] == "bottom" and rec["release"]["reason"]
     else:
@@ -176,6 +326,8 @@ def test_single_run_on_spiked(tmp_path, mechanism):
     if mechanism == "online_pca":
         diag = rec["diagnostics_not_private"]
         assert diag["regret"] == pytest.approx(diag["opt"] - diag["cumulative_gain"])
-        assert all(not isinstance(v, (list, dict)) for v in [*diag.values(), *rec["release"].values()])
+        assert all(
+            not isinstance(v, (list, dict)) for v in [*diag.values(), *rec["release"].values()]
+        )
         assert rec["neighbouring"] == "zero-out-one-row"
     assert len(list((tmp_path / "records").glob("*.json"))) == 1

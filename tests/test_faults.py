@@ -16,8 +16,15 @@ from experiments.results import ResultStore, _host_tag
 from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent
-SWEEP = ["experiment=utility_vs_n", "mechanism=mod_sulq", "dataset=gaussian10", "scale=smoke",
-         "scale.restarts.default=8", "experiment.n_grid=[1000,3000]", "quiet=true"]
+SWEEP = [
+    "experiment=utility_vs_n",
+    "mechanism=mod_sulq",
+    "dataset=gaussian10",
+    "scale=smoke",
+    "scale.restarts.default=8",
+    "experiment.n_grid=[1000,3000]",
+    "quiet=true",
+]
 
 
 def _snapshot(records: Path) -> dict[str, str]:
@@ -29,34 +36,57 @@ def _check_complete(root: Path, expected: int, before: dict[str, str]):
     records = root / "records"
     df = ResultStore(root).load()
     assert len(df) == expected
-    assert df.record_id.nunique() == expected                                   # no duplicates
+    assert df.record_id.nunique() == expected  # no duplicates
     assert len(df.drop_duplicates(["seed", "n", "subset", "restart"])) == expected
-    for name, text in before.items():                          # nothing written earlier changed
+    for name, text in before.items():  # nothing written earlier changed
         assert (records / name).read_text() == text
-    for p in records.glob("*.json"):                            # every file complete JSON
+    for p in records.glob("*.json"):  # every file complete JSON
         json.loads(p.read_text())
     assert not list(records.glob(".tmp-*"))
 
 
 def test_worker_crash_under_joblib_launcher_then_resume(tmp_path):
     crash_file = tmp_path / "calls"
-    env = dict(os.environ, PRIVPCA_TEST_CRASH_FILE=str(crash_file), PRIVPCA_TEST_CRASH_AT="11",
-               PYTHONPATH=str(REPO))
-    base = [sys.executable, str(REPO / "run.py"), "-m", "hydra/launcher=local_parallel", f"results_dir={tmp_path}",
-            "seed=1,2", *SWEEP]
-    crashed = subprocess.run(base + ["mechanism.fn._target_=tests.faulty.crashing_mod_sulq"], cwd=REPO, env=env,
-                             capture_output=True, text=True, timeout=600)
-    assert crashed.returncode != 0                          # the sweep failed ...
-    assert len(crash_file.read_text()) >= 11                # ... because the 11th call killed its worker
+    env = dict(
+        os.environ,
+        PRIVPCA_TEST_CRASH_FILE=str(crash_file),
+        PRIVPCA_TEST_CRASH_AT="11",
+        PYTHONPATH=str(REPO),
+    )
+    base = [
+        sys.executable,
+        str(REPO / "run.py"),
+        "-m",
+        "hydra/launcher=local_parallel",
+        f"results_dir={tmp_path}",
+        "seed=1,2",
+        *SWEEP,
+    ]
+    crashed = subprocess.run(
+        base + ["mechanism.fn._target_=tests.faulty.crashing_mod_sulq"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert crashed.returncode != 0  # the sweep failed ...
+    assert len(crash_file.read_text()) >= 11  # ... because the 11th call killed its worker
     before = _snapshot(tmp_path / "records")
     assert 0 < len(before) < 32
     # what a worker killed mid-write leaves (here deterministically): the resumed sweep removes it
-    dead_pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                                  capture_output=True, text=True, check=True).stdout)
+    dead_pid = int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     (tmp_path / "records" / f".tmp-{_host_tag()}-{dead_pid}-planted.part").write_text('{"half":')
     resumed = subprocess.run(base, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
-    _check_complete(tmp_path, 2 * 2 * 8, before)            # 2 seeds x 2 sizes x 8 restarts
+    _check_complete(tmp_path, 2 * 2 * 8, before)  # 2 seeds x 2 sizes x 8 restarts
 
 
 def test_failing_write_mid_sweep_then_resume(tmp_path, monkeypatch):
@@ -87,8 +117,13 @@ def test_failing_write_mid_sweep_then_resume(tmp_path, monkeypatch):
 def test_sigkill_at_random_points_then_resume(tmp_path, kill_after):
     """SIGKILL at several wall-clock points (during writes, mechanism runs or start-up): the re-run
     completes the sweep with nothing lost, duplicated or corrupted."""
-    args = [sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", *SWEEP,
-            "scale.restarts.default=30"]
+    args = [
+        sys.executable,
+        str(REPO / "run.py"),
+        f"results_dir={tmp_path}",
+        *SWEEP,
+        "scale.restarts.default=30",
+    ]
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(kill_after)
     proc.send_signal(signal.SIGKILL)
@@ -96,5 +131,5 @@ def test_sigkill_at_random_points_then_resume(tmp_path, kill_after):
     records = tmp_path / "records"
     before = _snapshot(records) if records.exists() else {}
     subprocess.run(args, cwd=REPO, check=True, capture_output=True, timeout=600)
-    ResultStore(tmp_path).clean_temporaries()   # a kill during a write may leave one .tmp file
+    ResultStore(tmp_path).clean_temporaries()  # a kill during a write may leave one .tmp file
     _check_complete(tmp_path, 2 * 30, before)

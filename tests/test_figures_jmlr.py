@@ -18,14 +18,29 @@ import make_figures  # noqa: E402
 def captured(monkeypatch):
     figs = []
     real = make_figures.save
-    monkeypatch.setattr(make_figures, "save", lambda fig, out, name: figs.append(fig) or real(fig, out, name))
+    monkeypatch.setattr(
+        make_figures, "save", lambda fig, out, name: figs.append(fig) or real(fig, out, name)
+    )
     return figs
 
 
 def _utility(datasets, mechs=("mod_sulq", "random", "ppca", "pca")):
     rng = np.random.default_rng(0)
-    rows = [{"experiment": "utility_vs_n", "dataset": ds, "split": None, "mechanism": m, "n": n, "k": 4,
-             "q_F": float(rng.uniform())} for ds in datasets for m in mechs for n in (100, 1000) for _ in range(3)]
+    rows = [
+        {
+            "experiment": "utility_vs_n",
+            "dataset": ds,
+            "split": None,
+            "mechanism": m,
+            "n": n,
+            "k": 4,
+            "q_F": float(rng.uniform()),
+        }
+        for ds in datasets
+        for m in mechs
+        for n in (100, 1000)
+        for _ in range(3)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -34,29 +49,73 @@ def _classification():
     for scale, reps in (("quick", 2), ("paper", 3)):
         for mech, acc in (("random", 0.97), ("pca", 0.988), ("mod_sulq", 0.98), ("ppca", 0.988)):
             for r in range(reps):
-                rows.append({"experiment": "classification", "dataset": "kddcup", "mechanism": mech, "k": 4,
-                             "scale": scale, "accuracy": acc + r / 1000, "svm_loss": "hinge",
-                             "feature_scaling": "standard", "random_entries": "uniform" if mech == "random" else None,
-                             "random_projection": "orthonormal" if mech == "random" else None,
-                             "majority_accuracy": 0.8, "d_classified": 116,
-                             "guarantee_status": "nominal (MCMC)" if mech == "ppca" else "proven"})
+                rows.append(
+                    {
+                        "experiment": "classification",
+                        "dataset": "kddcup",
+                        "mechanism": mech,
+                        "k": 4,
+                        "scale": scale,
+                        "accuracy": acc + r / 1000,
+                        "svm_loss": "hinge",
+                        "feature_scaling": "standard",
+                        "random_entries": "uniform" if mech == "random" else None,
+                        "random_projection": "orthonormal" if mech == "random" else None,
+                        "majority_accuracy": 0.8,
+                        "d_classified": 116,
+                        "guarantee_status": "nominal (MCMC)" if mech == "ppca" else "proven",
+                    }
+                )
         for ds in ("census", "insurance"):
             for r in range(reps):
-                rows.append({"experiment": "classification", "dataset": ds, "mechanism": "pca", "k": 8,
-                             "scale": scale, "accuracy": 0.94 + r / 1000, "majority_accuracy": 0.94,
-                             "svm_loss": "hinge", "feature_scaling": "standard", "d_classified": 512})
-    rows.append({"experiment": "classification", "dataset": "census", "mechanism": "pca", "k": 8,
-                 "scale": "quick", "accuracy": 0.93, "majority_accuracy": 0.93, "svm_loss": "hinge",
-                 "feature_scaling": "standard", "d_classified": 510, "drop_feature_prefixes": ["income="]})
+                rows.append(
+                    {
+                        "experiment": "classification",
+                        "dataset": ds,
+                        "mechanism": "pca",
+                        "k": 8,
+                        "scale": scale,
+                        "accuracy": 0.94 + r / 1000,
+                        "majority_accuracy": 0.94,
+                        "svm_loss": "hinge",
+                        "feature_scaling": "standard",
+                        "d_classified": 512,
+                    }
+                )
+    rows.append(
+        {
+            "experiment": "classification",
+            "dataset": "census",
+            "mechanism": "pca",
+            "k": 8,
+            "scale": "quick",
+            "accuracy": 0.93,
+            "majority_accuracy": 0.93,
+            "svm_loss": "hinge",
+            "feature_scaling": "standard",
+            "d_classified": 510,
+            "drop_feature_prefixes": ["income="],
+        }
+    )
     # a legacy record (before the protocol fields): read as squared hinge, unscaled, Haar random
-    rows.append({"experiment": "classification", "dataset": "kddcup", "mechanism": "random", "k": 4,
-                 "scale": "paper", "accuracy": 0.95})
+    rows.append(
+        {
+            "experiment": "classification",
+            "dataset": "kddcup",
+            "mechanism": "random",
+            "k": 4,
+            "scale": "paper",
+            "accuracy": 0.95,
+        }
+    )
     return pd.DataFrame(rows)
 
 
 def test_legends_follow_the_paper_order(tmp_path, captured):
-    make_figures.utility_vs_n(_utility(["census", "kddcup"]), ["census", "kddcup"], tmp_path, "fig3", "t")
-    (legend,) = captured[0].legends   # one legend, below the panels
+    make_figures.utility_vs_n(
+        _utility(["census", "kddcup"]), ["census", "kddcup"], tmp_path, "fig3", "t"
+    )
+    (legend,) = captured[0].legends  # one legend, below the panels
     labels = [t.get_text() for t in legend.get_texts()]
     assert labels == ["Non-private PCA", "PPCA", "Random", "MOD-SULQ"]
 
@@ -74,19 +133,35 @@ def test_random_and_mod_sulq_stay_distinguishable(tmp_path, captured):
 
 
 def test_figure4_says_why_localization_is_missing(tmp_path, captured):
-    paths = make_figures.utility_vs_n(_utility(["insurance"]), ["localization", "insurance"], tmp_path, "fig4", "t")
+    paths = make_figures.utility_vs_n(
+        _utility(["insurance"]), ["localization", "insurance"], tmp_path, "fig4", "t"
+    )
     assert all(p.stat().st_size > 1000 for p in paths)
     ax = captured[0].axes[0]
     text = " ".join(t.get_text() for t in ax.texts)
-    assert "localization" in ax.get_title() and "not available" in text and "ConfLongDemo_JSI.txt" in text
-    assert "MANIFEST" not in text   # a file the repository does not hold
+    assert (
+        "localization" in ax.get_title()
+        and "not available" in text
+        and "ConfLongDemo_JSI.txt" in text
+    )
+    assert "MANIFEST" not in text  # a file the repository does not hold
     assert captured[0].axes[1].get_title().startswith("insurance")
 
 
 def test_figure5_title_gives_delta_samples_and_burn_in(tmp_path, captured):
-    rows = [{"experiment": "utility_vs_epsilon", "mechanism": m, "epsilon_grid": e, "q_F": 0.5,
-             "delta": 0.05 if m == "mod_sulq" else 0.0, "iterations": 1000 if m == "ppca" else None}
-            for m in ("pca", "mod_sulq", "ppca") for e in (0.1, 1.0) for _ in range(1 if m == "pca" else 7)]
+    rows = [
+        {
+            "experiment": "utility_vs_epsilon",
+            "mechanism": m,
+            "epsilon_grid": e,
+            "q_F": 0.5,
+            "delta": 0.05 if m == "mod_sulq" else 0.0,
+            "iterations": 1000 if m == "ppca" else None,
+        }
+        for m in ("pca", "mod_sulq", "ppca")
+        for e in (0.1, 1.0)
+        for _ in range(1 if m == "pca" else 7)
+    ]
     make_figures.fig5(pd.DataFrame(rows), tmp_path)
     title = captured[0].axes[0].get_title()
     assert "δ = 0.05" in title and "7 samples per ε" in title and "burn-in T = 1,000" in title
@@ -97,16 +172,27 @@ def test_figure5_title_gives_delta_samples_and_burn_in(tmp_path, captured):
 def test_classification_figure_and_tables(tmp_path, captured):
     df = _classification()
     paths = make_figures.fig_classification(df, tmp_path)
-    assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.stat().st_size > 1000 for p in paths)
+    assert [p.suffix for p in paths] == [".png", ".pdf"] and all(
+        p.stat().st_size > 1000 for p in paths
+    )
     titles = [ax.get_title() for ax in captured[0].axes]
     assert [t.split(" ")[0] for t in titles] == ["kddcup", "census", "insurance"]
     legend = [t.get_text() for t in captured[0].axes[0].get_legend().get_texts()]
-    assert "paper · linear · hinge/standard" in legend and "quick · linear · hinge/standard" in legend
-    assert "paper · linear · squared_hinge/none" in legend and "paper (Table 2)" in legend   # the legacy record
+    assert (
+        "paper · linear · hinge/standard" in legend and "quick · linear · hinge/standard" in legend
+    )
+    assert (
+        "paper · linear · squared_hinge/none" in legend and "paper (Table 2)" in legend
+    )  # the legacy record
     census = [t.get_text() for t in captured[0].axes[1].get_legend().get_texts()]
-    assert "quick · linear · hinge/standard · without income=*" in census and "majority label" in census
-    ticks = {t.get_text().split("\n")[0]: t.get_text() for t in captured[0].axes[0].get_xticklabels()}
-    assert "nominal ε (MCMC), not proven" in ticks["PPCA"]          # MCMC PPCA labelled as everywhere
+    assert (
+        "quick · linear · hinge/standard · without income=*" in census
+        and "majority label" in census
+    )
+    ticks = {
+        t.get_text().split("\n")[0]: t.get_text() for t in captured[0].axes[0].get_xticklabels()
+    }
+    assert "nominal ε (MCMC), not proven" in ticks["PPCA"]  # MCMC PPCA labelled as everywhere
     assert "not proven" not in ticks["MOD-SULQ"] and "not proven" not in ticks["Non-private PCA"]
     t2 = pd.read_csv(make_figures.table2(df, tmp_path)[0])
     assert set(t2.dataset) == {"kddcup"}
@@ -143,25 +229,48 @@ def test_figure3_legend_hides_no_curve(tmp_path, captured):
 
 
 def test_title_mentions_only_the_offsets_of_curves_it_draws(tmp_path, captured):
-    make_figures.utility_vs_n(_utility(["census"], mechs=("ppca", "my_gauss")), ["census"], tmp_path, "f", "Mine")
+    make_figures.utility_vs_n(
+        _utility(["census"], mechs=("ppca", "my_gauss")), ["census"], tmp_path, "f", "Mine"
+    )
     assert "offset" not in captured[0]._suptitle.get_text()
     make_figures.utility_vs_n(_utility(["census"]), ["census"], tmp_path, "g", "Figure 3")
     assert "Random and MOD-SULQ offset slightly in n" in captured[1]._suptitle.get_text()
 
 
-@pytest.mark.parametrize("ns", [[500, 5000], [500, 700, 1000, 1500, 2200, 3300, 5000],
-                                list(np.unique(np.geomspace(1000, 494021, 10).astype(int)))])
+@pytest.mark.parametrize(
+    "ns",
+    [
+        [500, 5000],
+        [500, 700, 1000, 1500, 2200, 3300, 5000],
+        list(np.unique(np.geomspace(1000, 494021, 10).astype(int))),
+    ],
+)
 def test_n_tick_labels_never_collide(tmp_path, captured, ns):
-    rows = [{"experiment": "utility_vs_n", "dataset": "gaussian10", "split": None, "mechanism": m, "n": int(n),
-             "k": 2, "q_F": 0.5} for m in ("ppca", "my_gauss") for n in ns]
+    rows = [
+        {
+            "experiment": "utility_vs_n",
+            "dataset": "gaussian10",
+            "split": None,
+            "mechanism": m,
+            "n": int(n),
+            "k": 2,
+            "q_F": 0.5,
+        }
+        for m in ("ppca", "my_gauss")
+        for n in ns
+    ]
     make_figures.utility_vs_n(pd.DataFrame(rows), ["gaussian10"], tmp_path, "own", "Mine")
     fig = captured[0]
     fig.canvas.draw()
     ax = fig.axes[0]
-    labels = [t for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True) if t.get_text() and t.get_visible()]
+    labels = [
+        t
+        for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True)
+        if t.get_text() and t.get_visible()
+    ]
     boxes = [t.get_window_extent() for t in labels]
     assert len(labels) >= 2 and max(float(n) for n in ns) in ax.get_xticks()
-    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
 def _fig2_records():
@@ -169,19 +278,36 @@ def _fig2_records():
     for ds, d, k in (("kddcup", 116, 4), ("insurance", 150, 11)):
         for sampler in ("reference", "gibbs"):
             T = np.arange(10, 410, 10)
-            rows.append({"experiment": "gibbs_convergence", "dataset": ds, "sampler": sampler, "k": k, "d": d,
-                         "n": 1000, "epsilon": 0.1, "scale": "smoke", "timestamp": "t", "sweeps_per_iteration": 2,
-                         "traces.iterations": T, "traces.log_F": [np.log(1 / np.sqrt(T)) + c for c in (0, 0.1)]})
+            rows.append(
+                {
+                    "experiment": "gibbs_convergence",
+                    "dataset": ds,
+                    "sampler": sampler,
+                    "k": k,
+                    "d": d,
+                    "n": 1000,
+                    "epsilon": 0.1,
+                    "scale": "smoke",
+                    "timestamp": "t",
+                    "sweeps_per_iteration": 2,
+                    "traces.iterations": T,
+                    "traces.log_F": [np.log(1 / np.sqrt(T)) + c for c in (0, 0.1)],
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def test_figure2_legend_leaves_the_traces_visible_and_the_y_label_is_written_out(tmp_path, captured):
+def test_figure2_legend_leaves_the_traces_visible_and_the_y_label_is_written_out(
+    tmp_path, captured
+):
     make_figures.fig2(_fig2_records(), tmp_path)
     fig = captured[0]
     fig.canvas.draw()
     for ax in fig.axes:
         legend = ax.get_legend()
-        assert not _overlap(legend.get_window_extent(), ax.get_window_extent())   # below the panel
+        assert not _overlap(legend.get_window_extent(), ax.get_window_extent())  # below the panel
         label = ax.get_ylabel()
-        assert label != "log F_k^i(T)" and "\\log" in label and "\\sqrt{k}" in label   # typeset, defined
+        assert (
+            label != "log F_k^i(T)" and "\\log" in label and "\\sqrt{k}" in label
+        )  # typeset, defined
     assert "scale: smoke" in fig._suptitle.get_text()

@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from mechanisms.calibration import (analyze_gauss_noise_scale, gaussian_delta_for_epsilon,
-                                    gaussian_epsilon_for_delta, gaussian_mu)
+from mechanisms.calibration import (
+    analyze_gauss_noise_scale,
+    gaussian_delta_for_epsilon,
+    gaussian_epsilon_for_delta,
+    gaussian_mu,
+)
 
 
 def _delta_by_integration(mu: float, eps: float) -> float:
@@ -19,7 +23,9 @@ def _delta_by_integration(mu: float, eps: float) -> float:
 @pytest.mark.parametrize("mu,eps", [(0.5, 0.1), (1.0, 0.5), (2.0, 1.0), (4.0, 3.0), (0.2, 0.0)])
 def test_delta_matches_quadrature(mu, eps):
     # quadrature error ~1e-10; the closed form must agree to 1e-8
-    assert gaussian_delta_for_epsilon(mu, eps) == pytest.approx(_delta_by_integration(mu, eps), abs=1e-8)
+    assert gaussian_delta_for_epsilon(mu, eps) == pytest.approx(
+        _delta_by_integration(mu, eps), abs=1e-8
+    )
 
 
 def test_epsilon_inverts_delta_and_classical_bound_is_loose():
@@ -28,7 +34,9 @@ def test_epsilon_inverts_delta_and_classical_bound_is_loose():
         sigma = analyze_gauss_noise_scale(eps, delta)
         e = gaussian_epsilon_for_delta(gaussian_mu(1.0, sigma), delta)
         assert 0 < e < eps
-        assert gaussian_delta_for_epsilon(gaussian_mu(1.0, sigma), e) == pytest.approx(delta, rel=1e-6)
+        assert gaussian_delta_for_epsilon(gaussian_mu(1.0, sigma), e) == pytest.approx(
+            delta, rel=1e-6
+        )
 
 
 def test_composition_is_quadrature():

@@ -44,7 +44,7 @@ def datasets(draw):
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     X = X / np.maximum(norms, 1e-300) * scale * draw(st.floats(0.0, 1.0))
     if draw(st.booleans()) and n > 1:
-        X[-1] = X[0]                       # duplicate rows are valid input
+        X[-1] = X[0]  # duplicate rows are valid input
     return X, k, seed
 
 
@@ -109,11 +109,12 @@ def test_bad_delta_refused(name, delta):
 
 def test_sparse_input_refused_by_estimator():
     sp = pytest.importorskip("scipy.sparse")
-    with pytest.raises(TypeError, match="Sparse data was passed"):   # scikit-learn's check_array
+    with pytest.raises(TypeError, match="Sparse data was passed"):  # scikit-learn's check_array
         estimator("mod_sulq", 1, 0).fit(sp.csr_matrix(np.eye(3) * 0.5))
     with pytest.raises(PrivacyInputError, match="sparse"):
-        get_mechanism("mod_sulq")(sp.csr_matrix(np.eye(3) * 0.5), 1, epsilon=0.5, delta=0.01,
-                                  rng=np.random.default_rng(0))
+        get_mechanism("mod_sulq")(
+            sp.csr_matrix(np.eye(3) * 0.5), 1, epsilon=0.5, delta=0.01, rng=np.random.default_rng(0)
+        )
 
 
 def test_one_row_and_integer_input_accepted():
@@ -122,8 +123,13 @@ def test_one_row_and_integer_input_accepted():
 
 
 def _run(args, tmp_path):
-    return subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_unknown_config_key_is_refused(tmp_path):
@@ -141,9 +147,9 @@ def test_corrupt_data_file_fails_clearly_and_writes_nothing(tmp_path):
     gz = next(p for p in data.iterdir() if p.name.startswith("ticdata2000"))
     raw = gz.read_bytes()
     if gz.suffix == ".gz":
-        gz.write_bytes(raw[: len(raw) // 2])        # truncated gzip
+        gz.write_bytes(raw[: len(raw) // 2])  # truncated gzip
     else:
-        gz.write_text("1\t2\t3\n")                  # wrong column count
+        gz.write_text("1\t2\t3\n")  # wrong column count
     proc = _run(["mechanism=pca", "dataset=insurance", f"data_dir={tmp_path / 'data'}"], tmp_path)
     assert proc.returncode != 0
     assert "ticdata2000" in proc.stderr

@@ -37,16 +37,30 @@ CONFIGS: dict[str, tuple[str, int, dict[str, Any]]] = {
     "ppca_exact": ("ppca", 1, {"epsilon": EPS}),
     "ppca_iterative": ("ppca_iterative", 1, {"epsilon": EPS}),
     "noisy_power": ("noisy_power", 1, {"epsilon": EPS, "delta": DELTA}),
-    "noisy_power_add_remove": ("noisy_power", 1, {"epsilon": EPS, "delta": DELTA,
-                                                  "neighbouring": "add-remove-one-row"}),
+    "noisy_power_add_remove": (
+        "noisy_power",
+        1,
+        {"epsilon": EPS, "delta": DELTA, "neighbouring": "add-remove-one-row"},
+    ),
     "streaming_power": ("streaming_power", 1, {"epsilon": EPS, "delta": DELTA, "block_size": 10}),
     "online_pca": ("online_pca", 1, {"epsilon": EPS, "delta": DELTA}),
     "private_sketch": ("private_sketch", 1, {"epsilon": EPS, "delta": DELTA}),
     # the same mechanisms fed a stream (an iterator of rows): every row passes the check on its own
-    "streaming_power_stream": ("streaming_power", 1, {"epsilon": EPS, "delta": DELTA, "block_size": 10,
-                                                      "_stream": True}),
-    "online_pca_stream": ("online_pca", 1, {"epsilon": EPS, "delta": DELTA, "tree": False, "_stream": True}),
-    "private_sketch_stream": ("private_sketch", 1, {"epsilon": EPS, "delta": DELTA, "_stream": True}),
+    "streaming_power_stream": (
+        "streaming_power",
+        1,
+        {"epsilon": EPS, "delta": DELTA, "block_size": 10, "_stream": True},
+    ),
+    "online_pca_stream": (
+        "online_pca",
+        1,
+        {"epsilon": EPS, "delta": DELTA, "tree": False, "_stream": True},
+    ),
+    "private_sketch_stream": (
+        "private_sketch",
+        1,
+        {"epsilon": EPS, "delta": DELTA, "_stream": True},
+    ),
     "subspace_exact": ("subspace_exact", 1, {"epsilon": EPS, "delta": DELTA}),
     "subspace_approx": ("subspace_approx", 1, {"epsilon": EPS, "delta": DELTA}),
 }
@@ -85,7 +99,9 @@ def relations(label: str) -> tuple[str, ...]:
     return ("replace", "add") if rel in ("add-remove-one-row", "none") else ("replace",)
 
 
-def neighbours(X: np.ndarray, new_row: np.ndarray, position: int, kinds: tuple[str, ...]) -> list[np.ndarray]:
+def neighbours(
+    X: np.ndarray, new_row: np.ndarray, position: int, kinds: tuple[str, ...]
+) -> list[np.ndarray]:
     """Datasets that differ from X in one row: X with row ``position`` replaced by ``new_row``
     and, for "add", X with ``new_row`` inserted at ``position``."""
     out = []
@@ -106,7 +122,9 @@ def call_with(label: str, data: Any) -> Callable[[], Any]:
     return lambda: get_mechanism(name)(data, k, rng=np.random.default_rng(1), **kwargs)
 
 
-def assert_all_equal(results: list[tuple[str | None, tuple[str, ...]]], *, expect_error: bool | None = None):
+def assert_all_equal(
+    results: list[tuple[str | None, tuple[str, ...]]], *, expect_error: bool | None = None
+):
     first = results[0]
     for r in results[1:]:
         assert r == first, f"messages differ between neighbouring datasets:\n{first}\n{r}"
@@ -163,7 +181,9 @@ def test_malformed_input_refusals_name_no_size_or_value(label):
     assert_all_equal(strings, expect_error=True)
     sizes = (N, N + 1) if "add" in kinds else (N,)
     for reshape in (lambda X: X.ravel(), lambda X: X[:, :, None]):
-        results = [messages(call_with(label, reshape(_data(n, seed)))) for n in sizes for seed in (0, 1)]
+        results = [
+            messages(call_with(label, reshape(_data(n, seed)))) for n in sizes for seed in (0, 1)
+        ]
         # a stream reshapes each item to one row, so online_pca accepts the 3-D stream's (d, 1) items
         assert_all_equal(results, expect_error=None if "_stream" in CONFIGS[label][2] else True)
 
@@ -176,7 +196,11 @@ def test_warnings_of_valid_neighbours_are_equal(label):
     its split-R̂ and ESS differ between these datasets."""
     X = _data()
     kinds = relations(label)
-    variants = [X] + neighbours(X, _data(1, seed=5)[0], 5, kinds) + neighbours(X, 0.5 * X[5], 5, ("replace",))
+    variants = (
+        [X]
+        + neighbours(X, _data(1, seed=5)[0], 5, kinds)
+        + neighbours(X, 0.5 * X[5], 5, ("replace",))
+    )
     results = [messages(call_with(label, Y)) for Y in variants]
     assert_all_equal(results, expect_error=False)
     if label == "ppca":
@@ -189,24 +213,41 @@ def test_ppca_warning_says_where_the_diagnostics_are_without_numbers():
         call_with("ppca", X)()
     text = str(record[0].message)
     assert "diagnostics['converged'] is False" in text and "not private" in text
-    assert not re.search(r"(Rhat|ESS)\s*=", text)         # names the statistics, never their values
+    assert not re.search(r"(Rhat|ESS)\s*=", text)  # names the statistics, never their values
 
 
 def test_ppca_restarts_warning_is_the_same_on_neighbours():
     X = _data()
     variants = [X] + neighbours(X, 0.3 * X[0], 0, ("replace",))
-    results = [messages(lambda Y=Y: ppca_restarts(Y, 2, epsilon=EPS, iterations=8, progress=False,
-                                                  rngs=[np.random.default_rng(r) for r in range(2)]))
-               for Y in variants]
+    results = [
+        messages(
+            lambda Y=Y: ppca_restarts(
+                Y,
+                2,
+                epsilon=EPS,
+                iterations=8,
+                progress=False,
+                rngs=[np.random.default_rng(r) for r in range(2)],
+            )
+        )
+        for Y in variants
+    ]
     assert_all_equal(results, expect_error=False)
     assert any("ChainConvergenceWarning" in w for w in results[0][1])
 
 
 # -- PrivatePCA ---------------------------------------------------------------------------------
 
+
 def _estimator(keep: bool) -> PrivatePCA:
-    return PrivatePCA("ppca", n_components=2, epsilon=EPS, keep_diagnostics=keep, random_state=0,
-                      mechanism_params={"iterations": 8, "n_chains": 2, "progress": False})
+    return PrivatePCA(
+        "ppca",
+        n_components=2,
+        epsilon=EPS,
+        keep_diagnostics=keep,
+        random_state=0,
+        mechanism_params={"iterations": 8, "n_chains": 2, "progress": False},
+    )
 
 
 @pytest.mark.parametrize("keep", [False, True])
@@ -215,7 +256,7 @@ def test_estimator_warning_is_one_equal_message_pointing_to_what_the_user_can_se
     variants = [X] + neighbours(X, 0.3 * X[2], 2, ("replace",))
     results = [messages(lambda Y=Y: _estimator(keep).fit(Y)) for Y in variants]
     assert_all_equal(results, expect_error=False)
-    (warning,) = results[0][1]          # the estimator's own, not the mechanism's as well
+    (warning,) = results[0][1]  # the estimator's own, not the mechanism's as well
     assert warning.startswith("ChainConvergenceWarning:")
     if keep:
         assert "diagnostics_['converged'] is False" in warning
@@ -232,7 +273,7 @@ def test_estimator_bad_input_messages_quote_no_data():
     cases = [
         [X.ravel(), _data(N + 1).ravel(), X[:, 0]],
         [X.astype(complex) * 1j, (2 * X).astype(complex)],
-        [X[:, :1], _data(N + 1)[:, :1]],                       # one feature: sklearn printed the shape
+        [X[:, :1], _data(N + 1)[:, :1]],  # one feature: sklearn printed the shape
         [np.where(X > 0, "abc", "1.0").astype(object), np.where(X > 0.1, "zz", "2").astype(object)],
         [Y for Y in _over_bound_datasets(("replace", "add"))],
     ]
@@ -240,4 +281,6 @@ def test_estimator_bad_input_messages_quote_no_data():
         assert_all_equal([messages(lambda Y=Y: est.fit(Y)) for Y in variants], expect_error=True)
     fitted = PrivatePCA("mod_sulq", n_components=1, delta=DELTA, random_state=0).fit(X)
     for method in (fitted.transform, fitted.inverse_transform):
-        assert_all_equal([messages(lambda Y=Y: method(Y)) for Y in (X[0], X[1] * 3)], expect_error=True)
+        assert_all_equal(
+            [messages(lambda Y=Y: method(Y)) for Y in (X[0], X[1] * 3)], expect_error=True
+        )

@@ -1,9 +1,21 @@
 import numpy as np
 import pytest
 
-from mechanisms.linalg import orthonormalize, random_orthonormal, symmetric_gaussian, top_k_eigenvectors
-from mechanisms.metrics import (normalised_utility, optimal_q_F, principal_angles, projector_distance,
-                                projector_distance_frobenius, q_A, q_F)
+from mechanisms.linalg import (
+    orthonormalize,
+    random_orthonormal,
+    symmetric_gaussian,
+    top_k_eigenvectors,
+)
+from mechanisms.metrics import (
+    normalised_utility,
+    optimal_q_F,
+    principal_angles,
+    projector_distance,
+    projector_distance_frobenius,
+    q_A,
+    q_F,
+)
 
 
 def test_q_F_on_diagonal_matrix():

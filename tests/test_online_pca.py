@@ -7,8 +7,15 @@ import pytest
 
 from mechanisms._base import PrivacyInputError
 from mechanisms.calibration import gaussian_sigma, zcdp_to_epsilon
-from mechanisms.online_pca import (TreeAggregator, algorithm1_noise_scale, algorithm2_composed_epsilon,
-                                   online_pca, online_regret_bounds, tree_height, tree_node_noise_scale)
+from mechanisms.online_pca import (
+    TreeAggregator,
+    algorithm1_noise_scale,
+    algorithm2_composed_epsilon,
+    online_pca,
+    online_regret_bounds,
+    tree_height,
+    tree_node_noise_scale,
+)
 
 
 @pytest.mark.parametrize("m", [1, 2, 5, 8, 13, 64, 100])
@@ -28,7 +35,7 @@ def test_tree_membership_and_exact_sums(m):
     for t, nodes in enumerate(agg.nodes_of):
         assert sorted(h for h, _ in nodes) == list(range(H + 1))
         for h, j in nodes:
-            assert j * 2 ** h <= t <= (j + 1) * 2 ** h - 1
+            assert j * 2**h <= t <= (j + 1) * 2**h - 1
     with pytest.raises(ValueError):
         agg.add(xs[0])
 
@@ -49,23 +56,30 @@ def test_tree_noise_drawn_once_per_node_and_variance():
         assert agg.n_noise_draws == 15 + 7 + 3 + 1  # complete nodes among the first 15 leaves
         vals.append(agg.prefix()[0])
     assert len(agg.decomposition()) == 4
-    assert np.var(vals) == pytest.approx(4 * s ** 2, rel=0.25)
+    assert np.var(vals) == pytest.approx(4 * s**2, rel=0.25)
 
 
 def test_noise_scale_formulas():
     eps, delta = 0.5, 1e-6
-    assert algorithm1_noise_scale(eps, delta) == pytest.approx(math.sqrt(2 * math.log(1.25e6)) / eps)
+    assert algorithm1_noise_scale(eps, delta) == pytest.approx(
+        math.sqrt(2 * math.log(1.25e6)) / eps
+    )
     m = 100
     H = 7
-    assert tree_node_noise_scale(eps, delta, m) == pytest.approx(gaussian_sigma(math.sqrt(1 + H), eps, delta))
+    assert tree_node_noise_scale(eps, delta, m) == pytest.approx(
+        gaussian_sigma(math.sqrt(1 + H), eps, delta)
+    )
     assert tree_node_noise_scale(eps, delta, m, "replace-one-row") == pytest.approx(
-        gaussian_sigma(math.sqrt(2 * (1 + H)), eps, delta))
+        gaussian_sigma(math.sqrt(2 * (1 + H)), eps, delta)
+    )
     # the calibrated tree is (eps, delta)-DP by zCDP (the sigma is at most the classical/zCDP value)
     s = tree_node_noise_scale(2.0, delta, m)
-    assert zcdp_to_epsilon((1 + H) / (2 * s ** 2), delta) <= 2.0 + 1e-9
+    assert zcdp_to_epsilon((1 + H) / (2 * s**2), delta) <= 2.0 + 1e-9
     # Algorithm 2 composition: m releases of rho0 = 1/(2 sigma^2)
     sig = algorithm1_noise_scale(eps, delta)
-    assert algorithm2_composed_epsilon(eps, delta, 50) == pytest.approx(zcdp_to_epsilon(50 / (2 * sig ** 2), delta))
+    assert algorithm2_composed_epsilon(eps, delta, 50) == pytest.approx(
+        zcdp_to_epsilon(50 / (2 * sig**2), delta)
+    )
 
 
 def test_online_noise_empirical_variance():
@@ -79,6 +93,7 @@ def test_online_noise_empirical_variance():
     sig = tree_node_noise_scale(eps, delta, m)
     rng = np.random.default_rng(9)
     from mechanisms.linalg import symmetric_gaussian
+
     agg = TreeAggregator(m, (d, d), noise=lambda: symmetric_gaussian(d, sig, rng))
     agg.add(np.zeros((d, d)))
     P = agg.prefix()
@@ -153,7 +168,8 @@ def test_bad_inputs():
         online_pca(A * 2, 1, rng=rng, epsilon=0.5, delta=1e-6)
     out = online_pca(A * 2, 1, rng=rng, epsilon=0.5, delta=1e-6, clip=True)
     assert out.diagnostics["n_clipped"] == 16
-    bad = A.copy(); bad[3, 1] = np.inf
+    bad = A.copy()
+    bad[3, 1] = np.inf
     with pytest.raises(PrivacyInputError):
         online_pca(bad, 1, rng=rng, epsilon=0.5, delta=1e-6)
     with pytest.raises(PrivacyInputError):
@@ -176,14 +192,24 @@ def test_prepared_data_stream_and_scalar_fields():
     """The runners pass PreparedData: its rows, in order, are the stream; keep_curves=False and
     keep_subspaces=False leave only scalars in release and diagnostics (for result records)."""
     from mechanisms._base import PreparedData
+
     rng = np.random.default_rng(7)
     X = rng.standard_normal((40, 5))
     X /= np.linalg.norm(X, axis=1).max()
     a = online_pca(X, 2, rng=np.random.default_rng(1), epsilon=0.5, delta=1e-6)
-    b = online_pca(PreparedData(X), 2, rng=np.random.default_rng(1), epsilon=0.5, delta=1e-6,
-                   keep_subspaces=False, keep_curves=False)
+    b = online_pca(
+        PreparedData(X),
+        2,
+        rng=np.random.default_rng(1),
+        epsilon=0.5,
+        delta=1e-6,
+        keep_subspaces=False,
+        keep_curves=False,
+    )
     assert np.array_equal(a.components, b.components)
-    assert b.diagnostics["regret"] == pytest.approx(a.diagnostics["regret"]) and b.diagnostics["opt"] == pytest.approx(a.diagnostics["opt"])
+    assert b.diagnostics["regret"] == pytest.approx(a.diagnostics["regret"]) and b.diagnostics[
+        "opt"
+    ] == pytest.approx(a.diagnostics["opt"])
     assert a.diagnostics["regret_curve"][-1] == pytest.approx(a.diagnostics["regret"])
     for key in ("subspaces", "gains", "regret_curve"):
         assert key not in b.release and key not in b.diagnostics
@@ -195,19 +221,28 @@ def test_prepared_data_stream_and_scalar_fields():
 
 # ------------------------------------------------------------------ neighbouring relation and Algorithm 2's sigma
 
+
 def test_relation_is_zero_out_and_add_remove_is_refused():
     """The calibration covers a row replaced by 0 at the same position (or by another row), not a
     deletion that shifts later positions: the relation is named so, and add/remove is refused."""
     from mechanisms._base import NEIGHBOURING_RELATIONS
-    assert "same position" in NEIGHBOURING_RELATIONS["zero-out-one-row"] or \
-        "same length" in NEIGHBOURING_RELATIONS["zero-out-one-row"]
+
+    assert (
+        "same position" in NEIGHBOURING_RELATIONS["zero-out-one-row"]
+        or "same length" in NEIGHBOURING_RELATIONS["zero-out-one-row"]
+    )
     rng = np.random.default_rng(11)
     A, _ = _easy_stream(16, 4, 1, rng)
     for tree in (True, False):
         out = online_pca(A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=tree)
-        assert out.guarantee.neighbouring == "zero-out-one-row" and "zero-out-one-row" in out.guarantee.note
+        assert (
+            out.guarantee.neighbouring == "zero-out-one-row"
+            and "zero-out-one-row" in out.guarantee.note
+        )
         with pytest.raises(PrivacyInputError, match="shifts"):
-            online_pca(A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=tree, neighbouring="add-remove-one-row")
+            online_pca(
+                A, 1, rng=rng, epsilon=0.5, delta=1e-6, tree=tree, neighbouring="add-remove-one-row"
+            )
 
 
 @pytest.mark.parametrize("eps", [0.3, 0.9, 2.0])
@@ -221,22 +256,39 @@ def test_algorithm2_per_step_sigma_matches_relation(eps, monkeypatch):
     test fails if the sqrt(2) is dropped again."""
     from mechanisms import online_pca as mod
     from mechanisms.calibration import gaussian_epsilon_for_delta
+
     delta = 1e-6
     drawn = []
     real = mod.symmetric_gaussian
-    monkeypatch.setattr(mod, "symmetric_gaussian", lambda d, s, rng: drawn.append(s) or real(d, s, rng))
+    monkeypatch.setattr(
+        mod, "symmetric_gaussian", lambda d, s, rng: drawn.append(s) or real(d, s, rng)
+    )
     A, _ = _easy_stream(8, 3, 1, np.random.default_rng(12))
     sig = {}
     for rel, sens in (("zero-out-one-row", 1.0), ("replace-one-row", math.sqrt(2.0))):
         drawn.clear()
-        out = online_pca(A, 1, rng=np.random.default_rng(13), epsilon=eps, delta=delta, tree=False, neighbouring=rel)
+        out = online_pca(
+            A,
+            1,
+            rng=np.random.default_rng(13),
+            epsilon=eps,
+            delta=delta,
+            tree=False,
+            neighbouring=rel,
+        )
         assert len(drawn) == 8 and len(set(drawn)) == 1
         sig[rel] = drawn[0]
-        assert out.release["noise_scale"] == sig[rel] == pytest.approx(algorithm1_noise_scale(eps, delta, sens))
+        assert (
+            out.release["noise_scale"]
+            == sig[rel]
+            == pytest.approx(algorithm1_noise_scale(eps, delta, sens))
+        )
         assert gaussian_epsilon_for_delta(sens / sig[rel], delta) <= eps + 1e-9
         assert f"each step ({eps}, {delta})-DP under {rel}" in out.guarantee.note
         # the whole-sequence claim composes the same sigma: m = 8 releases of ratio sens/sigma
-        assert out.guarantee.epsilon == pytest.approx(zcdp_to_epsilon(8 * sens ** 2 / (2 * sig[rel] ** 2), delta))
+        assert out.guarantee.epsilon == pytest.approx(
+            zcdp_to_epsilon(8 * sens**2 / (2 * sig[rel] ** 2), delta)
+        )
     assert sig["replace-one-row"] == pytest.approx(math.sqrt(2.0) * sig["zero-out-one-row"])
     # the previous calibration (sensitivity-1 sigma under replace-one-row) broke the per-step claim
     assert gaussian_epsilon_for_delta(math.sqrt(2.0) / sig["zero-out-one-row"], delta) > eps

@@ -22,6 +22,7 @@ EXAMPLE = REPO / "examples" / "my_mechanism"
 def my_gauss_module(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     import my_gauss
+
     return my_gauss
 
 
@@ -56,8 +57,9 @@ def test_my_gauss_noise_is_enough_for_the_claim(my_gauss_module, epsilon, delta)
 def test_my_gauss_keeps_the_contract(my_gauss_module):
     from experiments.contract import check_mechanism
 
-    report = check_mechanism(my_gauss_module.my_gauss, epsilon=0.5, delta=1e-5, audit_trials=1000,
-                             audit_time_budget=10)
+    report = check_mechanism(
+        my_gauss_module.my_gauss, epsilon=0.5, delta=1e-5, audit_trials=1000, audit_time_budget=10
+    )
     report.raise_if_failed()
     assert report.status_of("audit") in {"passed", "skipped"}
 
@@ -66,15 +68,28 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
     """The docs' commands, verbatim apart from results_dir: no file of the harness is edited."""
     results = tmp_path / "results"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE), str(REPO)]))
-    sweep = [sys.executable, "run.py", "-m", "--config-dir", "examples/my_mechanism/conf",
-             "experiment=utility_vs_n", "dataset=gaussian10", "scale=smoke", "mechanism=ppca,my_gauss",
-             f"results_dir={results}", "progress=false", "quiet=true", "print_record=true"]
+    sweep = [
+        sys.executable,
+        "run.py",
+        "-m",
+        "--config-dir",
+        "examples/my_mechanism/conf",
+        "experiment=utility_vs_n",
+        "dataset=gaussian10",
+        "scale=smoke",
+        "mechanism=ppca,my_gauss",
+        f"results_dir={results}",
+        "progress=false",
+        "quiet=true",
+        "print_record=true",
+    ]
     proc = subprocess.run(sweep, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summaries = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert [s["mechanism"] for s in summaries] == ["ppca", "my_gauss"]
 
     from experiments.results import ResultStore
+
     df = ResultStore(results).load(experiment="utility_vs_n", dataset="gaussian10")
     # smoke scale: n in {500, 5000}, 1 subset; restarts: ppca 1, others 2
     assert sorted(df[df.mechanism == "ppca"].n) == [500, 5000]
@@ -83,19 +98,43 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
     assert set(mine.neighbouring) == {"replace-one-row"}
     assert set(mine.epsilon) == {0.1} and set(mine.delta) == {0.01}
     assert ((mine.q_F > 0) & (mine.q_F <= mine.q_F_opt + 1e-12)).all()
-    assert mine.components_sha256.nunique() == 4   # four different releases (two seeds x two n)
+    assert mine.components_sha256.nunique() == 4  # four different releases (two seeds x two n)
 
     # a stored run of the outside mechanism re-runs bit for bit (the record holds the resolved _target_)
     rid = mine.sort_values("n").record_id.iloc[-1]
-    rerun = subprocess.run([sys.executable, "run.py", f"results_dir={results}", f"+rerun={rid}", "quiet=true",
-                            "print_record=true"],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    rerun = subprocess.run(
+        [
+            sys.executable,
+            "run.py",
+            f"results_dir={results}",
+            f"+rerun={rid}",
+            "quiet=true",
+            "print_record=true",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert json.loads(rerun.stdout.strip().splitlines()[-1])["reproduced"] is True
 
     out = tmp_path / "fig"
-    plot = subprocess.run([sys.executable, "examples/my_mechanism/plot.py", "--results", str(results),
-                           "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    plot = subprocess.run(
+        [
+            sys.executable,
+            "examples/my_mechanism/plot.py",
+            "--results",
+            str(results),
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert plot.returncode == 0, plot.stderr[-3000:]
     png = out / "utility_vs_n_gaussian10.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

@@ -17,12 +17,17 @@ import pytest
 from scipy import integrate, stats
 
 from experiments import peers
-from experiments.peers import (PeerError, PeerUnavailableError, bingham_d2_target, diffprivlib_pca, opendp_pca,
-                               run_peer_pca)
+from experiments.peers import (
+    PeerError,
+    PeerUnavailableError,
+    bingham_d2_target,
+    diffprivlib_pca,
+    opendp_pca,
+    run_peer_pca,
+)
 from mechanisms._base import PreparedData, PrivacyInputError
 from mechanisms.bingham import sample_vector_bingham
-from mechanisms.metrics import q_F, optimal_q_F
-
+from mechanisms.metrics import optimal_q_F, q_F
 from tests.conftest import unit_ball_data
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,8 +37,10 @@ FAKE = REPO / "tests" / "fixtures" / "fake_peer_worker.py"
 @pytest.fixture
 def fake_peer(monkeypatch):
     """Configure the stand-in worker's behaviour for this test (through its environment)."""
+
     def configure(**behaviour):
         monkeypatch.setenv("PRIVPCA_FAKE_PEER", json.dumps(behaviour))
+
     configure()
     return configure
 
@@ -42,8 +49,15 @@ def test_protocol_round_trip_and_certified_epsilon(fake_peer, small_data):
     """The components come back intact, and the guarantee carries the ε the peer certifies (here 2x the
     requested one, as OpenDP's PCA class does), not the ε that was asked for."""
     fake_peer(certify_factor=2.0)
-    out = run_peer_pca("opendp_pca", small_data, 3, rng=np.random.default_rng(0), epsilon=0.5, timeout=60,
-                       worker=FAKE)
+    out = run_peer_pca(
+        "opendp_pca",
+        small_data,
+        3,
+        rng=np.random.default_rng(0),
+        epsilon=0.5,
+        timeout=60,
+        worker=FAKE,
+    )
     A = small_data.T @ small_data / small_data.shape[0]
     assert out.status == "ok" and out.components.shape == (8, 3)
     assert q_F(out.components, A) == pytest.approx(optimal_q_F(A, 3), rel=1e-12)
@@ -63,10 +77,18 @@ def test_request_carries_k_epsilon_seed_and_options(fake_peer, small_data, tmp_p
     def spy(python, request, **kw):
         seen.append(dict(request))
         return real(python, request, **kw)
+
     monkeypatch.setattr(peers, "call_worker", spy)
     for _ in range(2):
-        opendp_pca(small_data, 2, rng=np.random.default_rng(7), epsilon=0.3, api="sklearn", match_certified=False,
-                   worker=FAKE)
+        opendp_pca(
+            small_data,
+            2,
+            rng=np.random.default_rng(7),
+            epsilon=0.3,
+            api="sklearn",
+            match_certified=False,
+            worker=FAKE,
+        )
     assert seen[0] == seen[1]
     assert seen[0]["k"] == 2 and seen[0]["epsilon"] == 0.3 and seen[0]["peer"] == "opendp"
     assert seen[0]["api"] == "sklearn" and seen[0]["match_certified"] is False
@@ -77,10 +99,14 @@ def test_stall_becomes_a_timeout_record_and_the_worker_is_killed(fake_peer, smal
     pid_file = tmp_path / "pid"
     fake_peer(sleep_after_plan=120, certify_factor=1.0, pid_file=str(pid_file))
     t0 = time.perf_counter()
-    out = diffprivlib_pca(small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE)
+    out = diffprivlib_pca(
+        small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE
+    )
     elapsed = time.perf_counter() - t0
     assert elapsed < 30, elapsed  # the cap (2 s) plus process start-up, never the 120 s stall
-    assert out.components is None and out.status == "timeout" and out.release == {"status": "timeout"}
+    assert (
+        out.components is None and out.status == "timeout" and out.release == {"status": "timeout"}
+    )
     assert out.guarantee.epsilon == pytest.approx(0.1)  # from the plan written before the stall
     pid = int(pid_file.read_text())
     time.sleep(0.2)
@@ -90,14 +116,18 @@ def test_stall_becomes_a_timeout_record_and_the_worker_is_killed(fake_peer, smal
 
 def test_timeout_before_the_peer_states_its_accounting_certifies_nothing(fake_peer, small_data):
     fake_peer(sleep_before_plan=120)
-    out = diffprivlib_pca(small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE)
+    out = diffprivlib_pca(
+        small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE
+    )
     assert out.status == "timeout" and np.isnan(out.guarantee.epsilon)
     assert "before the peer stated" in out.guarantee.note
 
 
 def test_a_timeout_is_said_on_the_terminal(fake_peer, small_data, capsys):
     fake_peer(sleep_before_plan=120)
-    diffprivlib_pca(small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE)
+    diffprivlib_pca(
+        small_data, 2, rng=np.random.default_rng(0), epsilon=0.1, timeout=2.0, worker=FAKE
+    )
     err = capsys.readouterr().err
     assert "diffprivlib_pca: timed out after 2 s" in err
 
@@ -116,7 +146,9 @@ def test_bad_input_is_refused_before_any_subprocess(fake_peer, small_data):
     with pytest.raises(PrivacyInputError):
         diffprivlib_pca(small_data, 8, rng=np.random.default_rng(0), epsilon=1, worker=FAKE)
     with pytest.raises(ValueError, match="timeout"):
-        diffprivlib_pca(small_data, 2, rng=np.random.default_rng(0), epsilon=1, timeout=0, worker=FAKE)
+        diffprivlib_pca(
+            small_data, 2, rng=np.random.default_rng(0), epsilon=1, timeout=0, worker=FAKE
+        )
 
 
 def test_prepared_data_is_written_once_and_removed_with_it(fake_peer, small_data):
@@ -127,6 +159,7 @@ def test_prepared_data_is_written_once_and_removed_with_it(fake_peer, small_data
     assert out.status == "ok"
     del data, out
     import gc
+
     gc.collect()
     assert not path.exists()
 
@@ -137,14 +170,29 @@ def test_unavailable_peer_is_one_clear_error(monkeypatch):
         peers.peer_python("diffprivlib_pca", python="/bin/false", install=False)
     assert isinstance(err.value, SystemExit)
     msg = str(err.value.code)
-    assert msg.startswith("privpca: mechanism diffprivlib_pca needs diffprivlib") and "\n" not in msg
+    assert (
+        msg.startswith("privpca: mechanism diffprivlib_pca needs diffprivlib") and "\n" not in msg
+    )
 
 
 def test_cli_unavailable_peer_prints_one_line_without_traceback(tmp_path):
     env = {**os.environ, "PRIVPCA_PEERS_INSTALL": "0"}
-    proc = subprocess.run([sys.executable, "run.py", "mechanism=diffprivlib_pca", "mechanism.fn.python=/bin/false",
-                           "mechanism.fn.install=false", "dataset.size=200", f"results_dir={tmp_path}"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "run.py",
+            "mechanism=diffprivlib_pca",
+            "mechanism.fn.python=/bin/false",
+            "mechanism.fn.install=false",
+            "dataset.size=200",
+            f"results_dir={tmp_path}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
@@ -153,37 +201,58 @@ def test_cli_unavailable_peer_prints_one_line_without_traceback(tmp_path):
 
 def test_runner_records_timeouts_and_skips_further_restarts(fake_peer, tmp_path):
     from experiments.results import ResultStore
-
     from tests.hydra_helpers import compose_cfg
 
     fake_peer(sleep_after_plan=120, certify_factor=2.0)
-    cfg = compose_cfg(["experiment=peers", "scale=smoke", f"results_dir={tmp_path}", "quiet=true",
-                       "experiment.datasets=[gaussian10]", "experiment.mechanisms=[ppca_iterative,opendp_pca]",
-                       "experiment.epsilons=[1.0]", "experiment.n_grid=[300]", "experiment.restarts=2",
-                       "experiment.timeout=2", f"+experiment.mechanism_params.opendp_pca.worker={FAKE}",
-                       "experiment.sampler_check.peers=[]", "experiment.sampler_check.draws=300"])
+    cfg = compose_cfg(
+        [
+            "experiment=peers",
+            "scale=smoke",
+            f"results_dir={tmp_path}",
+            "quiet=true",
+            "experiment.datasets=[gaussian10]",
+            "experiment.mechanisms=[ppca_iterative,opendp_pca]",
+            "experiment.epsilons=[1.0]",
+            "experiment.n_grid=[300]",
+            "experiment.restarts=2",
+            "experiment.timeout=2",
+            f"+experiment.mechanism_params.opendp_pca.worker={FAKE}",
+            "experiment.sampler_check.peers=[]",
+            "experiment.sampler_check.draws=300",
+        ]
+    )
     result = peers.run_peers(cfg)
     df = ResultStore(tmp_path).load(experiment="peers")
     ours = df[df.mechanism == "ppca_iterative"]
     theirs = df[df.mechanism == "opendp_pca"]
     assert len(ours) == 2 and set(ours.status) == {"ok"} and ours.epsilon.eq(1.0).all()
-    assert len(theirs) == 1 and theirs.status.iloc[0] == "timeout"  # second restart skipped after the stall
+    assert (
+        len(theirs) == 1 and theirs.status.iloc[0] == "timeout"
+    )  # second restart skipped after the stall
     assert theirs.epsilon.iloc[0] == pytest.approx(2.0)  # the certified ε, not the requested 1.0
     assert theirs.epsilon_requested.iloc[0] == 1.0
     table = (tmp_path / "tables" / "peers.csv").read_text()
-    assert "opendp_pca" in table and result["records_written"] == 4  # 3 runs + the privpca sampler check
+    assert (
+        "opendp_pca" in table and result["records_written"] == 4
+    )  # 3 runs + the privpca sampler check
     again = peers.run_peers(cfg)  # resumes: nothing new, the stalled cell is not retried
     assert again["records_written"] == 0
 
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("plot_peers", REPO / "scripts" / "plot_peers.py")
     plot = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plot)
     assert plot.main(["--results", str(tmp_path), "--out", str(tmp_path / "fig")]) == 0
-    assert {p.name for p in (tmp_path / "fig").glob("*.png")} == {"peers.png", "peers_time.png", "peers_sampler.png"}
+    assert {p.name for p in (tmp_path / "fig").glob("*.png")} == {
+        "peers.png",
+        "peers_time.png",
+        "peers_sampler.png",
+    }
 
 
 # --------------------------------------------------------------------------- d = 2 sampler check
+
 
 @pytest.mark.parametrize("kappa", [0.5, 10.0, 40.0])
 def test_d2_target_law_matches_quadrature(kappa):
@@ -193,7 +262,9 @@ def test_d2_target_law_matches_quadrature(kappa):
     z = integrate.quad(w, 0, 2 * np.pi, limit=200)[0]
     mean = integrate.quad(lambda th: np.sin(th) ** 2 * w(th), 0, 2 * np.pi, limit=200)[0] / z
     assert t["mean_sin2"] == pytest.approx(mean, rel=1e-8)
-    assert t["cdf"](0.0) == pytest.approx(0.0, abs=1e-12) and t["cdf"](1.0) == pytest.approx(1.0, rel=1e-10)
+    assert t["cdf"](0.0) == pytest.approx(0.0, abs=1e-12) and t["cdf"](1.0) == pytest.approx(
+        1.0, rel=1e-10
+    )
     half = integrate.quad(w, -np.pi / 4, np.pi / 4)[0] * 2 / z  # P(sin²θ <= 1/2)
     assert t["cdf"](0.5) == pytest.approx(half, rel=1e-8)
 
@@ -203,6 +274,7 @@ def _acg_proposals(kappa, size, rng):
     A = np.diag([0.0, kappa])  # exp(−uᵀAu) ∝ exp(κ u₁²)
     lam = np.diag(A)
     from scipy.optimize import brentq
+
     b = brentq(lambda b: np.sum(1 / (b + 2 * lam)) - 1, 1e-9, 2.0)
     omega = 1 + 2 * lam / b
     y = rng.standard_normal((size, 2)) / np.sqrt(omega)
@@ -235,12 +307,15 @@ def test_d2_check_accepts_the_exact_sampler_and_rejects_an_inverted_acceptance_r
 
 # --------------------------------------------------------------------------- the real peers
 
+
 def _peer_or_skip(name):
     try:
         return peers.peer_python(name, install=False)
     except PeerUnavailableError as exc:
-        pytest.skip(f"{exc.message} (create it once: python -c 'from experiments.peers import create_peer_venv; "
-                    f"create_peer_venv()')")
+        pytest.skip(
+            f"{exc.message} (create it once: python -c 'from experiments.peers import create_peer_venv; "
+            f"create_peer_venv()')"
+        )
 
 
 @pytest.mark.slow
@@ -248,8 +323,13 @@ def test_real_diffprivlib_certifies_the_requested_epsilon():
     _peer_or_skip("diffprivlib_pca")
     X = unit_ball_data(500, 6, np.random.default_rng(1), spectrum=[5, 1, 0.5, 0.2, 0.1, 0.1])
     out = diffprivlib_pca(X, 2, rng=np.random.default_rng(0), epsilon=0.5, timeout=120)
-    assert out.status == "ok" and np.allclose(out.components.T @ out.components, np.eye(2), atol=1e-10)
-    assert out.guarantee.epsilon == pytest.approx(0.5) and out.diagnostics["peer_versions"]["diffprivlib"] == "0.6.6"
+    assert out.status == "ok" and np.allclose(
+        out.components.T @ out.components, np.eye(2), atol=1e-10
+    )
+    assert (
+        out.guarantee.epsilon == pytest.approx(0.5)
+        and out.diagnostics["peer_versions"]["diffprivlib"] == "0.6.6"
+    )
     again = diffprivlib_pca(X, 2, rng=np.random.default_rng(0), epsilon=0.5, timeout=120)
     assert np.array_equal(again.components, out.components)  # seeded from rng
 
@@ -259,11 +339,22 @@ def test_real_opendp_certified_epsilon_and_its_2x_sklearn_class():
     _peer_or_skip("opendp_pca")
     X = unit_ball_data(500, 6, np.random.default_rng(1), spectrum=[5, 1, 0.5, 0.2, 0.1, 0.1])
     matched = opendp_pca(X, 2, rng=np.random.default_rng(0), epsilon=0.5, timeout=120)
-    assert matched.status == "ok" and np.allclose(matched.components.T @ matched.components, np.eye(2), atol=1e-10)
+    assert matched.status == "ok" and np.allclose(
+        matched.components.T @ matched.components, np.eye(2), atol=1e-10
+    )
     assert matched.guarantee.epsilon == pytest.approx(0.5, rel=1e-9)
-    nominal = opendp_pca(X, 2, rng=np.random.default_rng(0), epsilon=0.5, timeout=120, api="sklearn",
-                         match_certified=False)
-    assert nominal.guarantee.epsilon == pytest.approx(1.0, rel=1e-9)  # PCA(epsilon=0.5) certifies 1.0
+    nominal = opendp_pca(
+        X,
+        2,
+        rng=np.random.default_rng(0),
+        epsilon=0.5,
+        timeout=120,
+        api="sklearn",
+        match_certified=False,
+    )
+    assert nominal.guarantee.epsilon == pytest.approx(
+        1.0, rel=1e-9
+    )  # PCA(epsilon=0.5) certifies 1.0
     assert nominal.diagnostics["nominal_epsilon"] == 0.5
 
 

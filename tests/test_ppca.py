@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -59,8 +58,17 @@ def test_ppca_gibbs_guarantee_info_orthonormal_deterministic():
 
 def test_ppca_reference_sampler_runs():
     X = _data(d=6)
-    out = ppca(X, 2, epsilon=1.0, rng=np.random.default_rng(3), sampler="reference", iterations=60,
-               n_chains=2, progress=False, warn=False)
+    out = ppca(
+        X,
+        2,
+        epsilon=1.0,
+        rng=np.random.default_rng(3),
+        sampler="reference",
+        iterations=60,
+        n_chains=2,
+        progress=False,
+        warn=False,
+    )
     assert out.release["sampler"] == "reference"
     assert np.abs(out.components.T @ out.components - np.eye(2)).max() < 1e-10
 
@@ -68,7 +76,15 @@ def test_ppca_reference_sampler_runs():
 def test_ppca_nonconverged_warns():
     X = _data()
     with pytest.warns(RuntimeWarning, match="did NOT pass convergence"):
-        out = ppca(X, 3, epsilon=1.0, rng=np.random.default_rng(4), iterations=8, n_chains=2, progress=False)
+        out = ppca(
+            X,
+            3,
+            epsilon=1.0,
+            rng=np.random.default_rng(4),
+            iterations=8,
+            n_chains=2,
+            progress=False,
+        )
     assert out.diagnostics["converged"] is False
 
 
@@ -92,8 +108,16 @@ def test_ppca_validation():
 def test_ppca_high_concentration_utility():
     """At n ε/2 λ₁ ~ 1e4 the released subspace captures nearly all of the optimal energy."""
     X = _data(n=20000)
-    out = ppca(X, 2, epsilon=1.0, rng=np.random.default_rng(6), iterations=400, n_chains=2, progress=False,
-               warn=False)
+    out = ppca(
+        X,
+        2,
+        epsilon=1.0,
+        rng=np.random.default_rng(6),
+        iterations=400,
+        n_chains=2,
+        progress=False,
+        warn=False,
+    )
     A = X.T @ X / X.shape[0]
     w = np.linalg.eigvalsh(A)[::-1]
     assert q_F(out.components, A) > 0.97 * w[:2].sum()
@@ -107,7 +131,9 @@ def test_ppca_iterative_guarantee_and_split():
     assert out.release["epsilon_per_step"] == pytest.approx([0.3, 0.3, 0.3])
     assert sum(out.release["epsilon_per_step"]) == pytest.approx(0.9)
     A = X.T @ X / X.shape[0]
-    assert out.diagnostics["concentration"] == pytest.approx(X.shape[0] * 0.15 * np.linalg.eigvalsh(A)[-1])
+    assert out.diagnostics["concentration"] == pytest.approx(
+        X.shape[0] * 0.15 * np.linalg.eigvalsh(A)[-1]
+    )
     V = out.components
     assert np.abs(V.T @ V - np.eye(3)).max() < 1e-10
     out2 = ppca_iterative(X, 3, epsilon=0.9, rng=np.random.default_rng(7))
@@ -119,7 +145,9 @@ def test_ppca_iterative_k1_equals_ppca_law():
     X = _data(n=300, d=4)
     A = X.T @ X / X.shape[0]
     rng = np.random.default_rng(8)
-    a = np.array([q_F(ppca_iterative(X, 1, epsilon=0.05, rng=rng).components, A) for _ in range(1500)])
+    a = np.array(
+        [q_F(ppca_iterative(X, 1, epsilon=0.05, rng=rng).components, A) for _ in range(1500)]
+    )
     b = np.array([q_F(ppca(X, 1, epsilon=0.05, rng=rng).components, A) for _ in range(1500)])
     assert abs(a.mean() - b.mean()) < 5 * np.sqrt(a.var() / 1500 + b.var() / 1500)
 
@@ -127,8 +155,17 @@ def test_ppca_iterative_k1_equals_ppca_law():
 def test_gibbs_convergence_traces_shapes():
     X = _data()
     A = X.T @ X / X.shape[0]
-    res = gibbs_convergence_traces(A, X.shape[0], 0.5, 2, n_chains=3, iterations=500,
-                                   rng=np.random.default_rng(9), record_every=50, progress=False)
+    res = gibbs_convergence_traces(
+        A,
+        X.shape[0],
+        0.5,
+        2,
+        n_chains=3,
+        iterations=500,
+        rng=np.random.default_rng(9),
+        record_every=50,
+        progress=False,
+    )
     assert res["log_F"].shape == (3, 10) and res["T"][-1] == 500
     assert res["q_F"].shape == (3, 500)
     assert np.all(np.isfinite(res["log_F"]))
@@ -137,6 +174,7 @@ def test_gibbs_convergence_traces_shapes():
 
 def test_progress_disabled_in_ci(monkeypatch):
     from experiments.progress import progress_enabled
+
     monkeypatch.setenv("CI", "1")
     assert progress_enabled(None) is False
     assert progress_enabled(True) is True
@@ -148,15 +186,26 @@ def test_library_reads_no_environment():
     from pathlib import Path
 
     lib = Path(__file__).resolve().parents[1] / "mechanisms"
-    offenders = [f"{p.name}:{i}" for p in sorted(lib.rglob("*.py"))
-                 for i, line in enumerate(p.read_text().splitlines(), 1)
-                 if re.search(r"os\.environ|getenv|isatty", line)]
+    offenders = [
+        f"{p.name}:{i}"
+        for p in sorted(lib.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"os\.environ|getenv|isatty", line)
+    ]
     assert not offenders, offenders
 
 
 def test_chain_progress_is_reported_to_a_callback():
     from mechanisms.bingham import run_bingham_chains
+
     seen = []
-    run_bingham_chains(np.linspace(2.0, 0.0, 6), 2, rng=np.random.default_rng(0), n_chains=2, iterations=30,
-                       record_every=10, progress=seen.append)
+    run_bingham_chains(
+        np.linspace(2.0, 0.0, 6),
+        2,
+        rng=np.random.default_rng(0),
+        n_chains=2,
+        iterations=30,
+        record_every=10,
+        progress=seen.append,
+    )
     assert sum(seen) == 2 * 30 and all(s > 0 for s in seen)

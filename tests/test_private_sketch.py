@@ -8,7 +8,12 @@ import pytest
 from mechanisms._base import PrivacyInputError
 from mechanisms.linalg import top_k_eigenvectors
 from mechanisms.metrics import projector_distance
-from mechanisms.private_sketch import GaussianRowSketch, default_sketch_size, private_sketch, private_sketch_lift
+from mechanisms.private_sketch import (
+    GaussianRowSketch,
+    default_sketch_size,
+    private_sketch,
+    private_sketch_lift,
+)
 
 
 class OnePass:
@@ -28,7 +33,7 @@ class OnePass:
         else:
             for s in range(0, len(self.data), self.chunk):
                 self.served += 1
-                yield self.data[s:s + self.chunk]
+                yield self.data[s : s + self.chunk]
 
 
 def spiked(n, d, k, rng, spike=30.0):
@@ -40,7 +45,8 @@ def spiked(n, d, k, rng, spike=30.0):
 def test_lift_formula():
     r, eps, delta = 12, 0.5, 1e-6
     assert private_sketch_lift(eps, delta, r) == pytest.approx(
-        16 * math.sqrt(r * math.log(2 / delta)) / eps * math.log(16 * r / delta))
+        16 * math.sqrt(r * math.log(2 / delta)) / eps * math.log(16 * r / delta)
+    )
     assert default_sketch_size(2, 50) == 12 and default_sketch_size(2, 8, oversample=3) == 5
 
 
@@ -68,12 +74,14 @@ def test_chunking_invariance_and_linearity():
     def sk(data, chunk):
         s = GaussianRowSketch(5, 3, np.random.default_rng(7))
         for a in range(0, len(data), chunk):
-            s.update(data[a:a + chunk])
+            s.update(data[a : a + chunk])
         return s.Z
 
     np.testing.assert_allclose(sk(X, 1), sk(X, 50), atol=1e-12)
     np.testing.assert_allclose(sk(X, 7), sk(X, 50), atol=1e-12)
-    np.testing.assert_allclose(sk(0.3 * X + 0.5 * Y, 9), 0.3 * sk(X, 9) + 0.5 * sk(Y, 9), atol=1e-12)
+    np.testing.assert_allclose(
+        sk(0.3 * X + 0.5 * Y, 9), 0.3 * sk(X, 9) + 0.5 * sk(Y, 9), atol=1e-12
+    )
     # and it is the matrix product Φ X with Φ's columns drawn per row
     Phi = np.random.default_rng(7).standard_normal((50, 3)).T
     np.testing.assert_allclose(sk(X, 13), Phi @ X, atol=1e-12)
@@ -86,7 +94,7 @@ def test_memory_independent_of_n():
         s = GaussianRowSketch(d, r, np.random.default_rng(3))
         data = np.random.default_rng(4).standard_normal((n, d)) / 10
         for a in range(0, n, 1000):
-            s.update(data[a:a + 1000])
+            s.update(data[a : a + 1000])
         sizes.append(s.state_nbytes)
         arrays = [v for v in vars(s).values() if isinstance(v, np.ndarray)]
         assert sum(a.nbytes for a in arrays) == r * d * 8
@@ -109,7 +117,7 @@ def test_lift_noise_empirical():
     s.update(np.zeros((10, d)))
     s.lift(w)
     assert np.std(s.Z) == pytest.approx(w, rel=0.10)
-    edge = ((math.sqrt(d) + math.sqrt(12)) ** 2 / 12 - 1) * w ** 2
+    edge = ((math.sqrt(d) + math.sqrt(12)) ** 2 / 12 - 1) * w**2
     assert np.all(out.release["projected_eigenvalues"] < 1.3 * edge)
 
 
@@ -136,14 +144,23 @@ def test_release_does_not_reveal_n():
     """Under add/remove n is not public: the release must be the same function of (ε, δ, r) for
     any n, and n itself is a diagnostic only."""
     rng = np.random.default_rng(9)
-    outs = {n: private_sketch(spiked(n, 6, 1, rng)[0], 1, rng=rng, epsilon=1.0, delta=1e-5) for n in (20, 2000)}
+    outs = {
+        n: private_sketch(spiked(n, 6, 1, rng)[0], 1, rng=rng, epsilon=1.0, delta=1e-5)
+        for n in (20, 2000)
+    }
     for key in ("lift", "noise_scale", "sketch_size"):
         assert outs[20].release[key] == outs[2000].release[key]
     for n, out in outs.items():
         assert out.diagnostics["n_rows"] == n
         assert n not in [v for v in out.release.values() if isinstance(v, int)]
-        assert set(out.release) == {"status", "lift", "noise_scale", "sketch_size", "projected_eigenvalues",
-                                "calibration"}
+        assert set(out.release) == {
+            "status",
+            "lift",
+            "noise_scale",
+            "sketch_size",
+            "projected_eigenvalues",
+            "calibration",
+        }
 
 
 def test_bad_inputs():
@@ -153,7 +170,8 @@ def test_bad_inputs():
         private_sketch(X * 3, 1, rng=rng, epsilon=1.0, delta=1e-5)
     out = private_sketch(X * 3, 1, rng=rng, epsilon=1.0, delta=1e-5, clip=True)
     assert out.diagnostics["n_clipped"] > 0
-    bad = X.copy(); bad[5, 2] = np.nan
+    bad = X.copy()
+    bad[5, 2] = np.nan
     with pytest.raises(PrivacyInputError):
         private_sketch(bad, 1, rng=rng, epsilon=1.0, delta=1e-5)
     with pytest.raises(PrivacyInputError):

@@ -22,6 +22,7 @@ def test_every_exported_name_resolves():
 
 def test_estimator_is_exported_lazily():
     from mechanisms.estimator import PrivatePCA
+
     assert mechanisms.PrivatePCA is PrivatePCA
 
 
@@ -29,7 +30,9 @@ def test_estimator_is_exported_lazily():
 def test_registered_mechanism_has_numpydoc_sections(name):
     doc = inspect.getdoc(get_mechanism(name)) or ""
     for section in ("Parameters", "Returns", "References"):
-        assert re.search(rf"^{section}\n-{{{len(section)}}}$", doc, re.M), f"{name}: no {section} section"
+        assert re.search(rf"^{section}\n-{{{len(section)}}}$", doc, re.M), (
+            f"{name}: no {section} section"
+        )
 
 
 def _has_sections(obj, sections) -> list[str]:
@@ -39,6 +42,7 @@ def _has_sections(obj, sections) -> list[str]:
 
 def test_estimator_has_numpydoc_sections():
     from mechanisms.estimator import PrivatePCA
+
     assert not _has_sections(PrivatePCA, ("Parameters", "Attributes", "References"))
     assert not _has_sections(PrivatePCA.fit, ("Parameters", "Returns"))
 
@@ -51,9 +55,17 @@ def test_registered_mechanism_takes_X_first(name):
 
 def test_documents_and_examples_use_the_public_surface():
     # users are taught the package's exports, not its private modules
-    places = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").rglob("*.py"))]
-    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in places
-                 for i, line in enumerate(p.read_text().splitlines(), 1) if "mechanisms._base" in line]
+    places = [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "examples").rglob("*.py")),
+    ]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in places
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if "mechanisms._base" in line
+    ]
     assert not offenders, offenders
 
 
@@ -63,6 +75,9 @@ def test_experiments_import_exported_names_from_the_package():
     for path in sorted((ROOT / "experiments").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "mechanisms._base":
-                offenders += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names
-                              if a.name in exported]
+                offenders += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} {a.name}"
+                    for a in node.names
+                    if a.name in exported
+                ]
     assert not offenders, offenders

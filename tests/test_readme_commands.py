@@ -32,15 +32,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, require_real_data
 
 README = REPO / "README.md"
 SMOKE_NOTE = re.compile(r"^<!--\s*smoke:\s*(.+?)\s*=>\s*(.+?)\s*-->", re.S | re.M)
 BLOCK = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
-REAL_DATA = re.compile(r"dataset=\S*\b(kddcup|census|insurance|localization)\b|reproduce\.sh|"
-                       r"experiment=(table1|classification|gibbs_convergence|utility_vs_n|peers)\b|"
-                       r"PRIVPCA_DATA_DIR")
+REAL_DATA = re.compile(
+    r"dataset=\S*\b(kddcup|census|insurance|localization)\b|reproduce\.sh|"
+    r"experiment=(table1|classification|gibbs_convergence|utility_vs_n|peers)\b|"
+    r"PRIVPCA_DATA_DIR"
+)
 # copied into the temporary project: everything but what is large, generated or version control
 SKIP_NAMES = {".git", ".venv", ".venv-peers", "__pycache__", ".pytest_cache", ".hypothesis"}
 SKIP_PATHS = {REPO / "data", REPO / "results" / "records", REPO / "results" / "hydra"}
@@ -133,6 +134,7 @@ def project(tmp_path_factory):
 
     def ignore(directory, names):
         return [n for n in names if n in SKIP_NAMES or Path(directory, n) in SKIP_PATHS]
+
     shutil.copytree(REPO, dst, ignore=ignore, symlinks=True)
     # .venv/bin/python: this interpreter (a wrapper, since a symlink outside its venv loses the venv)
     python = dst / ".venv" / "bin" / "python"
@@ -161,10 +163,18 @@ def test_readme_command_runs(project, kind, command, run_as):
         argv = [str(project / ".venv" / "bin" / "python"), "-c", run_as]
     else:
         argv = ["bash", "-c", "set -eo pipefail; " + run_as.replace("/tmp/", f"{tmp}/")]
-    proc = subprocess.run(argv, cwd=project, env=_environment(project), capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
-    assert proc.returncode == 0, (f"README command failed (exit {proc.returncode}):\n  {command}\n"
-                                  f"run as:\n  {run_as}\n--- stderr (tail) ---\n{proc.stderr[-3000:]}")
+    proc = subprocess.run(
+        argv,
+        cwd=project,
+        env=_environment(project),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert proc.returncode == 0, (
+        f"README command failed (exit {proc.returncode}):\n  {command}\n"
+        f"run as:\n  {run_as}\n--- stderr (tail) ---\n{proc.stderr[-3000:]}"
+    )
 
 
 def test_readme_has_commands_and_one_python_form():
@@ -174,9 +184,11 @@ def test_readme_has_commands_and_one_python_form():
     assert len(commands) >= 10
     bare = [c for c in commands if re.search(r"(^|\s|;)python3?\s", c)]
     assert not bare, f"commands calling a bare python (fails without the venv activated): {bare}"
-    for line in text.splitlines():   # inline code outside blocks follows the same form
+    for line in text.splitlines():  # inline code outside blocks follows the same form
         for code in re.findall(r"`([^`]+)`", line):
-            assert not re.match(r"python3? (run\.py|scripts/|-m )", code), f"bare python in README: {code}"
+            assert not re.match(r"python3? (run\.py|scripts/|-m )", code), (
+                f"bare python in README: {code}"
+            )
 
 
 def test_readme_scripts_run_the_project_python():
@@ -192,7 +204,9 @@ def test_readme_scripts_run_the_project_python():
             continue  # the command itself fails in test_readme_command_runs
         body = path.read_text()
         if "python" in body.replace("#!/usr/bin/env bash", ""):
-            assert re.search(r"PYTHON:?[-=]\.venv/bin/python", body), f"{name} does not default to .venv/bin/python"
+            assert re.search(r"PYTHON:?[-=]\.venv/bin/python", body), (
+                f"{name} does not default to .venv/bin/python"
+            )
 
 
 def test_every_smoke_note_matches_a_command():
@@ -214,13 +228,24 @@ def test_make_run_is_run_py():
 def test_smoke_form_rules():
     """The shortening rules themselves (so a README command is never run at a larger scale)."""
     assert smoke_form(".venv/bin/python run.py", {}) == ".venv/bin/python run.py scale=smoke"
-    assert smoke_form(".venv/bin/python run.py a=1 scale=paper b=2", {}) == \
-        ".venv/bin/python run.py a=1 scale=smoke b=2"
-    assert smoke_form(".venv/bin/python run.py hydra.launcher.scale=3", {}).endswith("scale=3 scale=smoke")
-    assert smoke_form('make run ARGS="mechanism=pca dataset=kddcup"', {}) == \
-        ".venv/bin/python run.py mechanism=pca dataset=kddcup scale=smoke"
-    assert smoke_form("JOBS=2 scripts/reproduce.sh paper", {}) == "JOBS=2 scripts/reproduce.sh smoke"
+    assert (
+        smoke_form(".venv/bin/python run.py a=1 scale=paper b=2", {})
+        == ".venv/bin/python run.py a=1 scale=smoke b=2"
+    )
+    assert smoke_form(".venv/bin/python run.py hydra.launcher.scale=3", {}).endswith(
+        "scale=3 scale=smoke"
+    )
+    assert (
+        smoke_form('make run ARGS="mechanism=pca dataset=kddcup"', {})
+        == ".venv/bin/python run.py mechanism=pca dataset=kddcup scale=smoke"
+    )
+    assert (
+        smoke_form("JOBS=2 scripts/reproduce.sh paper", {}) == "JOBS=2 scripts/reproduce.sh smoke"
+    )
     assert smoke_form("make test", {}) is None
-    assert smoke_form(".venv/bin/python scripts/x.py --scale paper", {}) == ".venv/bin/python scripts/x.py --scale smoke"
+    assert (
+        smoke_form(".venv/bin/python scripts/x.py --scale paper", {})
+        == ".venv/bin/python scripts/x.py --scale smoke"
+    )
     assert smoke_form("scripts/audit_table.sh", {"scripts/audit_table.sh": "true"}) == "true"
     assert _bash_commands("a \\\n  b  # c\n# d\n\ne '#x'\n") == ["a b", "e '#x'"]

@@ -23,7 +23,11 @@ PARAMS = {
     "ppca": {"epsilon": EPS, "sampler": "exact"},
     "ppca_iterative": {"epsilon": EPS},
     "noisy_power": {"epsilon": EPS, "delta": DELTA},
-    "streaming_power": {"epsilon": EPS, "delta": DELTA, "block_size": 4},   # private: rows need norm <= 1
+    "streaming_power": {
+        "epsilon": EPS,
+        "delta": DELTA,
+        "block_size": 4,
+    },  # private: rows need norm <= 1
     "online_pca": {"epsilon": EPS, "delta": DELTA},
     "private_sketch": {"epsilon": EPS, "delta": DELTA},
     "subspace_exact": {"epsilon": EPS, "delta": DELTA},
@@ -31,10 +35,30 @@ PARAMS = {
 }
 
 #: field names that are exact statistics of the raw data or sampler internals wherever they occur
-NEVER_RELEASED = {"n_clipped", "concentration", "proposals", "acceptance_rate", "acceptance_rates", "rhat", "ess",
-                  "converged", "seconds", "gains", "regret", "regret_curve", "opt", "cumulative_gain",
-                  "max_true_count", "n_nonempty_cells", "top_score", "second_score", "winner_score", "n_candidates",
-                  "n_rows", "noise_scale_normalised"}
+NEVER_RELEASED = {
+    "n_clipped",
+    "concentration",
+    "proposals",
+    "acceptance_rate",
+    "acceptance_rates",
+    "rhat",
+    "ess",
+    "converged",
+    "seconds",
+    "gains",
+    "regret",
+    "regret_curve",
+    "opt",
+    "cumulative_gain",
+    "max_true_count",
+    "n_nonempty_cells",
+    "top_score",
+    "second_score",
+    "winner_score",
+    "n_candidates",
+    "n_rows",
+    "noise_scale_normalised",
+}
 
 
 def _long_rows(n: int = 12, d: int = 3, norm: float = 13.0) -> np.ndarray:
@@ -56,8 +80,11 @@ def test_output_has_no_legacy_info():
 
 
 def _containers(X):
-    return {"array": X, "list of rows": [list(r) for r in X],
-            "PreparedData(bound=100)": PreparedData(X, row_norm_bound=100.0)}
+    return {
+        "array": X,
+        "list of rows": [list(r) for r in X],
+        "PreparedData(bound=100)": PreparedData(X, row_norm_bound=100.0),
+    }
 
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
@@ -98,9 +125,14 @@ def test_release_and_diagnostics_are_separate(name):
     assert out.guarantee.status in GUARANTEE_STATUSES
 
 
-@pytest.mark.parametrize("name,extra", [("analyze_gauss", {"neighbouring": "add-remove-one-row"}),
-                                        ("noisy_power", {"neighbouring": "add-remove-one-row"}),
-                                        ("private_sketch", {})])
+@pytest.mark.parametrize(
+    "name,extra",
+    [
+        ("analyze_gauss", {"neighbouring": "add-remove-one-row"}),
+        ("noisy_power", {"neighbouring": "add-remove-one-row"}),
+        ("private_sketch", {}),
+    ],
+)
 def test_add_remove_noise_scale_is_independent_of_n(name, extra):
     """Under add/remove-one-row n is not public: the released noise scale must not depend on it, and
     n itself may only be a diagnostic."""

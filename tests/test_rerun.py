@@ -9,25 +9,37 @@ starts one thread per core).
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hydra_helpers import compose_cfg
 
 from experiments import threads
 from experiments.cli import report_user_errors
 from experiments.errors import NotReproduced
 from experiments.rerun_check import differences, known_causes, not_reproduced_line
 from experiments.runners import rerun, run_experiment
-from hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-RUN = ["scale=smoke", "dataset=spiked", "dataset.params.d=100", "dataset.size=2000", "mechanism=ppca",
-       "seed=0", "quiet=true"]
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+RUN = [
+    "scale=smoke",
+    "dataset=spiked",
+    "dataset.params.d=100",
+    "dataset.size=2000",
+    "mechanism=ppca",
+    "seed=0",
+    "quiet=true",
+]
 ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -40,9 +52,15 @@ def shell_env(**extra) -> dict:
 
 def run_py(args, env=None, check=True):
     if any(a.startswith("+rerun=") for a in args):
-        args = [*args, "print_record=true"]   # the rerun's result as a JSON line on stdout
-    proc = subprocess.run([sys.executable, str(REPO / "run.py"), *args], cwd=REPO, capture_output=True,
-                          text=True, env=env or shell_env(), timeout=600)
+        args = [*args, "print_record=true"]  # the rerun's result as a JSON line on stdout
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "run.py"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env or shell_env(),
+        timeout=600,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"run.py {args} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     return proc
@@ -88,13 +106,27 @@ def two_thread_record(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_records_of_every_path_are_the_same_bits_and_rerun_from_a_plain_shell(tmp_path, capsys,
-                                                                              two_thread_record):
-    single, joblib_sweep, reproduce = tmp_path / "single", tmp_path / "joblib", tmp_path / "reproduce"
+def test_records_of_every_path_are_the_same_bits_and_rerun_from_a_plain_shell(
+    tmp_path, capsys, two_thread_record
+):
+    single, joblib_sweep, reproduce = (
+        tmp_path / "single",
+        tmp_path / "joblib",
+        tmp_path / "reproduce",
+    )
     rid = in_process_record(single, capsys)["record_id"]
     # a joblib sweep (2 jobs, loky workers: one BLAS thread each) from a plain shell
-    run_py(["-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2", f"results_dir={joblib_sweep}",
-            *RUN[:-2], "seed=0,1", "quiet=true"])
+    run_py(
+        [
+            "-m",
+            "hydra/launcher=local_parallel",
+            "hydra.launcher.n_jobs=2",
+            f"results_dir={joblib_sweep}",
+            *RUN[:-2],
+            "seed=0,1",
+            "quiet=true",
+        ]
+    )
     # scripts/reproduce.sh's environment: one BLAS thread set by the shell
     run_py([f"results_dir={reproduce}", *RUN], env=shell_env(**ONE_THREAD))
     records = [only_record(store, rid) for store in (single, joblib_sweep, reproduce)]
@@ -107,7 +139,9 @@ def test_records_of_every_path_are_the_same_bits_and_rerun_from_a_plain_shell(tm
     # thread reruns too
     legacy = tmp_path / "legacy"
     copy_record({k: v for k, v in records[1].items() if k != "provenance"}, legacy)
-    proc = run_py(["-m", f"results_dir={single},{joblib_sweep},{reproduce},{legacy}", f"+rerun={rid}"])
+    proc = run_py(
+        ["-m", f"results_dir={single},{joblib_sweep},{reproduce},{legacy}", f"+rerun={rid}"]
+    )
     results = json_lines(proc)
     assert len(results) == 4
     assert all(r["reproduced"] is True and r["differences"] == [] for r in results), results
@@ -119,9 +153,15 @@ def test_tampered_record_exits_non_zero_with_one_line_naming_the_field(tmp_path,
     stored = only_record(tmp_path / "made", record["record_id"])
     tampered = tmp_path / "tampered"
     copy_record(stored, tampered, q_F=stored["q_F"] + 1e-3)
-    task = report_user_errors(run_experiment)  # what run.py runs (the subprocess test below runs run.py)
+    task = report_user_errors(
+        run_experiment
+    )  # what run.py runs (the subprocess test below runs run.py)
     with pytest.raises(SystemExit) as exit_status:
-        task(compose_cfg([f"results_dir={tampered}", f"+rerun={record['record_id']}", "print_record=true"]))
+        task(
+            compose_cfg(
+                [f"results_dir={tampered}", f"+rerun={record['record_id']}", "print_record=true"]
+            )
+        )
     assert exit_status.value.code != 0
     out, err = capsys.readouterr()
     (line,) = err.strip().splitlines()
@@ -134,18 +174,24 @@ def test_tampered_record_exits_non_zero_with_one_line_naming_the_field(tmp_path,
 def test_record_made_with_another_thread_count_exits_non_zero_naming_it(two_thread_record):
     store, record = two_thread_record
     assert record["provenance"]["blas_threads"] == 2
-    proc = run_py([f"results_dir={store}", f"+rerun={record['record_id']}", "quiet=true"], check=False)
+    proc = run_py(
+        [f"results_dir={store}", f"+rerun={record['record_id']}", "quiet=true"], check=False
+    )
     assert proc.returncode != 0
     (line,) = error_lines(proc)
     assert "components_sha256" in line
     assert "the record was made with 2 BLAS threads, this rerun with 1 BLAS thread" in line
 
 
-def test_record_without_thread_count_that_does_not_reproduce_says_so(two_thread_record, tmp_path, capsys):
+def test_record_without_thread_count_that_does_not_reproduce_says_so(
+    two_thread_record, tmp_path, capsys
+):
     _, record = two_thread_record
     legacy = tmp_path / "legacy"
     copy_record({k: v for k, v in record.items() if k != "provenance"}, legacy)
-    cfg = compose_cfg([f"results_dir={legacy}", f"+rerun={record['record_id']}", "print_record=true"])
+    cfg = compose_cfg(
+        [f"results_dir={legacy}", f"+rerun={record['record_id']}", "print_record=true"]
+    )
     with pytest.raises(NotReproduced, match="does not state its BLAS thread count"):
         rerun(cfg)
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["reproduced"] is False
@@ -165,7 +211,7 @@ def test_thread_count_is_not_part_of_the_run_key(two_thread_record, capsys):
     store, record = two_thread_record
     again = in_process_record(store, capsys)
     assert again["record_id"] == record["record_id"] and again["written"] is False
-    assert again["provenance"]["blas_threads"] == 2   # the stored record is shown, not recomputed
+    assert again["provenance"]["blas_threads"] == 2  # the stored record is shown, not recomputed
 
 
 # --- the one line, on records built by hand (no run) ----------------------------------------------
@@ -175,32 +221,67 @@ VERSIONS = {"numpy": "2.4.6", "scipy": "1.17.1"}
 
 
 def hand_record(**changes) -> dict:
-    record = {"provenance": dict(NOW), "versions": dict(VERSIONS), "git_commit": "abc", "q_F": 0.5,
-              "components_sha256": "x", "mechanism_seconds": 1.0,
-              "diagnostics_not_private": {"rhat": 1.01, "seconds": 3.0}}
+    record = {
+        "provenance": dict(NOW),
+        "versions": dict(VERSIONS),
+        "git_commit": "abc",
+        "q_F": 0.5,
+        "components_sha256": "x",
+        "mechanism_seconds": 1.0,
+        "diagnostics_not_private": {"rhat": 1.01, "seconds": 3.0},
+    }
     record.update(changes)
     return record
 
 
 def test_differences_name_fields_and_amounts_but_no_diagnostic_amounts_or_timings():
-    rerun_fields = {"q_F": 0.25, "components_sha256": "y", "mechanism_seconds": 2.0,
-                    "diagnostics_not_private": {"rhat": 1.2, "seconds": 9.0}}
+    rerun_fields = {
+        "q_F": 0.25,
+        "components_sha256": "y",
+        "mechanism_seconds": 2.0,
+        "diagnostics_not_private": {"rhat": 1.2, "seconds": 9.0},
+    }
     assert differences(hand_record(), rerun_fields) == [
-        "components_sha256", "diagnostics_not_private.rhat", "q_F (by 0.25)"]
-    same = {"q_F": 0.5, "components_sha256": "x", "mechanism_seconds": 7.0,
-            "diagnostics_not_private": {"rhat": 1.01, "seconds": 0.1}}
+        "components_sha256",
+        "diagnostics_not_private.rhat",
+        "q_F (by 0.25)",
+    ]
+    same = {
+        "q_F": 0.5,
+        "components_sha256": "x",
+        "mechanism_seconds": 7.0,
+        "diagnostics_not_private": {"rhat": 1.01, "seconds": 0.1},
+    }
     assert differences(hand_record(), same) == []
 
 
-@pytest.mark.parametrize("changes,cause", [
-    ({}, "no known cause"),
-    ({"provenance": {**NOW, "blas_threads": 4}}, "the record was made with 4 BLAS threads, this rerun with 1 BLAS thread"),
-    ({"provenance": None}, "the record does not state its BLAS thread count (this rerun used 1 BLAS thread)"),
-    ({"provenance": {**NOW, "blas": "mkl 2024.1 Haswell"}}, "BLAS library differs (record: mkl 2024.1 Haswell;"),
-    ({"provenance": {**NOW, "machine": "aarch64 cpu B"}}, "machine differs (record: aarch64 cpu B; now: x86_64 cpu A)"),
-    ({"versions": {**VERSIONS, "numpy": "2.3.0"}}, "package versions differ (numpy 2.3.0 -> 2.4.6)"),
-    ({"git_commit": "def"}, "the code may differ (record made at commit def, rerun at abc)"),
-])
+@pytest.mark.parametrize(
+    "changes,cause",
+    [
+        ({}, "no known cause"),
+        (
+            {"provenance": {**NOW, "blas_threads": 4}},
+            "the record was made with 4 BLAS threads, this rerun with 1 BLAS thread",
+        ),
+        (
+            {"provenance": None},
+            "the record does not state its BLAS thread count (this rerun used 1 BLAS thread)",
+        ),
+        (
+            {"provenance": {**NOW, "blas": "mkl 2024.1 Haswell"}},
+            "BLAS library differs (record: mkl 2024.1 Haswell;",
+        ),
+        (
+            {"provenance": {**NOW, "machine": "aarch64 cpu B"}},
+            "machine differs (record: aarch64 cpu B; now: x86_64 cpu A)",
+        ),
+        (
+            {"versions": {**VERSIONS, "numpy": "2.3.0"}},
+            "package versions differ (numpy 2.3.0 -> 2.4.6)",
+        ),
+        ({"git_commit": "def"}, "the code may differ (record made at commit def, rerun at abc)"),
+    ],
+)
 def test_the_line_names_each_known_cause(changes, cause):
     record = hand_record(**changes)
     line = not_reproduced_line("r1", ["q_F (by 0.25)"], known_causes(record, NOW, VERSIONS, "abc"))

@@ -63,8 +63,12 @@ def test_stale_temporaries_of_dead_writers_are_removed_and_live_ones_kept(tmp_pa
 
     store = ResultStore(tmp_path)
     store.write(_rec(1))
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     dead_pid = int(dead.stdout)  # that process has exited
     host = _host_tag()
     stale = store.records_dir / f".tmp-{host}-{dead_pid}-x1.part"

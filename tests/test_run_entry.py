@@ -14,8 +14,20 @@ REPO = Path(__file__).resolve().parent.parent
 def run(args, tmp_path, check=True):
     env = dict(os.environ, MPLBACKEND="Agg")
     # print_record=true: the full record as the last stdout line (how scripts read it)
-    proc = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "print_record=true",
-                           *args], cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            f"results_dir={tmp_path}",
+            "print_record=true",
+            *args,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"run.py failed:\nSTDOUT:\n{proc.stdout}\nSTDERR:\n{proc.stderr}")
     return proc
@@ -26,19 +38,39 @@ def last_json(proc):
 
 
 def test_single_run_prints_record_and_stores_it(tmp_path):
-    proc = run(["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"], tmp_path)
+    proc = run(
+        ["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"], tmp_path
+    )
     rec = last_json(proc)
-    for key in ("dataset", "n", "d", "k", "mechanism", "epsilon", "delta", "neighbouring", "seed", "q_F",
-                "q_F_opt", "wall_seconds"):
+    for key in (
+        "dataset",
+        "n",
+        "d",
+        "k",
+        "mechanism",
+        "epsilon",
+        "delta",
+        "neighbouring",
+        "seed",
+        "q_F",
+        "q_F_opt",
+        "wall_seconds",
+    ):
         assert key in rec
     assert rec["mechanism"] == "mod_sulq" and rec["n"] == 1000 and rec["d"] == 10 and rec["k"] == 2
-    assert rec["epsilon"] == 0.5 and rec["delta"] == 0.01 and rec["neighbouring"] == "replace-one-row"
+    assert (
+        rec["epsilon"] == 0.5 and rec["delta"] == 0.01 and rec["neighbouring"] == "replace-one-row"
+    )
     assert 0 < rec["q_F"] <= rec["q_F_opt"] + 1e-12
     files = list((tmp_path / "records").glob("*.json"))
     assert len(files) == 1
     # same command again: resumes (no duplicate), same answer
-    rec2 = last_json(run(["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"],
-                         tmp_path))
+    rec2 = last_json(
+        run(
+            ["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"],
+            tmp_path,
+        )
+    )
     assert rec2["q_F"] == rec["q_F"] and rec2["written"] is False
     assert len(list((tmp_path / "records").glob("*.json"))) == 1
 
@@ -55,10 +87,17 @@ def test_unknown_group_option_lists_valid_ones(tmp_path):
     assert "mod_sulq" in proc.stderr and "ppca" in proc.stderr
 
 
-@pytest.mark.parametrize("override,message", [
-    ("epsilon=0", "epsilon"), ("epsilon=-1", "epsilon"), ("delta=1.5", "delta"),
-    ("k=0", "k must"), ("k=10", "k must"), ("n=999999", "larger than the dataset"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("epsilon=0", "epsilon"),
+        ("epsilon=-1", "epsilon"),
+        ("delta=1.5", "delta"),
+        ("k=0", "k must"),
+        ("k=10", "k must"),
+        ("n=999999", "larger than the dataset"),
+    ],
+)
 def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, override, message):
     proc = run(["mechanism=mod_sulq", "dataset=gaussian10", override], tmp_path, check=False)
     assert proc.returncode != 0
@@ -73,6 +112,7 @@ def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
     # a sweep record (utility vs n) can be re-run too
     run(["experiment=utility_vs_n", "mechanism=random", "scale=smoke", "quiet=true"], tmp_path)
     from experiments.results import ResultStore
+
     df = ResultStore(tmp_path).load(experiment="utility_vs_n")
     rid = df.sort_values("n").record_id.iloc[0]
     assert last_json(run([f"+rerun={rid}"], tmp_path))["reproduced"] is True
@@ -85,8 +125,16 @@ def test_rerun_unknown_record_fails_clearly(tmp_path):
 
 # --- the command line answers like Hydra and a person expect -------------------------------------
 
-@pytest.mark.parametrize("override,key", [("epsilon=abc", "epsilon"), ("seed=1.5", "seed"),
-                                          ("clip_rows=maybe", "clip_rows"), ("n=many", "n")])
+
+@pytest.mark.parametrize(
+    "override,key",
+    [
+        ("epsilon=abc", "epsilon"),
+        ("seed=1.5", "seed"),
+        ("clip_rows=maybe", "clip_rows"),
+        ("n=many", "n"),
+    ],
+)
 def test_wrong_type_fails_at_composition_naming_the_key(tmp_path, override, key):
     proc = run([override], tmp_path, check=False)
     assert proc.returncode != 0
@@ -94,8 +142,16 @@ def test_wrong_type_fails_at_composition_naming_the_key(tmp_path, override, key)
     assert not (tmp_path / "records").exists()
 
 
-@pytest.mark.parametrize("override,key", [("seed=-1", "seed"), ("epsilon=-2", "epsilon"), ("delta=1.5", "delta"),
-                                          ("restart=-3", "restart"), ("n=0", "n")])
+@pytest.mark.parametrize(
+    "override,key",
+    [
+        ("seed=-1", "seed"),
+        ("epsilon=-2", "epsilon"),
+        ("delta=1.5", "delta"),
+        ("restart=-3", "restart"),
+        ("n=0", "n"),
+    ],
+)
 def test_out_of_range_value_is_one_line_naming_the_key(tmp_path, override, key):
     proc = run(["scale=smoke", override], tmp_path, check=False)
     assert proc.returncode == 2
@@ -123,9 +179,14 @@ def test_a_real_bug_still_shows_its_traceback(tmp_path):
     proc = run(["scale=smoke", bug], tmp_path, check=False)
     assert proc.returncode != 0 and proc.returncode != 2
     assert "TypeError" in proc.stderr
-    full = subprocess.run([sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke", bug],
-                          cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, HYDRA_FULL_ERROR="1"), timeout=300)
+    full = subprocess.run(
+        [sys.executable, str(REPO / "run.py"), f"results_dir={tmp_path}", "scale=smoke", bug],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, HYDRA_FULL_ERROR="1"),
+        timeout=300,
+    )
     assert "Traceback" in full.stderr and "TypeError" in full.stderr
 
 

@@ -27,12 +27,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-from mechanisms import get_mechanism
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mechanisms import PrivacyInputError
+from mechanisms import PrivacyInputError, get_mechanism
 from mechanisms.estimator import PrivatePCA
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,8 +79,14 @@ def test_whole_suite_without_skips():
     """With SCIPY_ARRAY_API=1 nothing is skipped: all 47 checks run and pass (for the four main mechanisms)."""
     names = ["pca", "mod_sulq", "ppca", "analyze_gauss"]
     env = dict(os.environ, SCIPY_ARRAY_API="1", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", _WHOLE_SUITE.format(tests=str(REPO / "tests"), names=names)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WHOLE_SUITE.format(tests=str(REPO / "tests"), names=names)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     for name in names:
@@ -107,8 +111,12 @@ def test_bottom_answer_is_a_clear_error(name):
     est = PrivatePCA(name, n_components=1, epsilon=0.5, delta=0.01, clip=True, random_state=0)
     with pytest.raises(RuntimeError) as err:
         est.fit(X)
-    out = get_mechanism(name)(X, 1, rng=np.random.default_rng(0), epsilon=0.5, delta=0.01, clip=True)
-    assert str(err.value) == (f"mechanism {name!r} returned no subspace (status 'bottom': "
-                              f"{out.release['reason']}); the answer ⊥ cannot be used to transform data")
-    for key in out.diagnostics:      # no diagnostic printed as a field
+    out = get_mechanism(name)(
+        X, 1, rng=np.random.default_rng(0), epsilon=0.5, delta=0.01, clip=True
+    )
+    assert str(err.value) == (
+        f"mechanism {name!r} returned no subspace (status 'bottom': "
+        f"{out.release['reason']}); the answer ⊥ cannot be used to transform data"
+    )
+    for key in out.diagnostics:  # no diagnostic printed as a field
         assert f"'{key}'" not in str(err.value) and f"{key}=" not in str(err.value)

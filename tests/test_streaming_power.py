@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 
 from mechanisms._base import PrivacyInputError
-from mechanisms.metrics import projector_distance
 from mechanisms.calibration import gaussian_sigma
-from mechanisms.streaming_power import streaming_error_curve, streaming_power, streaming_power_noise_scale
+from mechanisms.metrics import projector_distance
+from mechanisms.streaming_power import (
+    streaming_error_curve,
+    streaming_power,
+    streaming_power_noise_scale,
+)
 
 
 def make_spiked(d, k, spike, noise, rng):
@@ -18,6 +22,7 @@ def make_spiked(d, k, spike, noise, rng):
 
     def sampler(n, r):
         return (r.standard_normal((n, k)) * spike) @ U.T + noise * r.standard_normal((n, d))
+
     return sampler, U
 
 
@@ -60,7 +65,9 @@ def test_recovers_spiked_subspace():
 def test_error_decreases_with_samples():
     rng = np.random.default_rng(2)
     sampler, U = make_spiked(30, 2, 1.5, 1.0, rng)
-    df = streaming_error_curve(sampler, U, 2, rng=rng, block_sizes=[50, 400, 3200], iterations=8, repeats=3)
+    df = streaming_error_curve(
+        sampler, U, 2, rng=rng, block_sizes=[50, 400, 3200], iterations=8, repeats=3
+    )
     assert list(df.columns) == ["block_size", "n_samples", "repeat", "error"]
     assert len(df) == 9
     med = df.groupby("n_samples")["error"].median()
@@ -84,10 +91,11 @@ def test_private_variant_noise_scale_and_guarantee():
     assert out.guarantee.epsilon == eps and out.guarantee.neighbouring == "replace-one-row"
     # replay: same seed -> X0 then the noise draw of block 1
     r2 = np.random.default_rng(3)
-    _ = r2.standard_normal((d, k))             # random_orthonormal(d, k) consumes d*k normals
+    _ = r2.standard_normal((d, k))  # random_orthonormal(d, k) consumes d*k normals
     G = r2.normal(0.0, sig, size=(d, k))
     assert np.std(G) == pytest.approx(sig, rel=0.15)
     from mechanisms.linalg import orthonormalize
+
     np.testing.assert_allclose(np.abs(out.components), np.abs(orthonormalize(G)), atol=1e-10)
 
 
@@ -113,21 +121,25 @@ def test_bad_inputs():
         streaming_power(X, 5, rng=rng, block_size=50)
     with pytest.raises(PrivacyInputError):
         streaming_power(X, 1, rng=rng, block_size=0)
-    bad = X.copy(); bad[1, 1] = np.nan
+    bad = X.copy()
+    bad[1, 1] = np.nan
     with pytest.raises(PrivacyInputError):
         streaming_power(bad, 1, rng=rng, block_size=50)
     with pytest.raises(PrivacyInputError):
         streaming_power(X, 1, rng=rng, block_size=50, epsilon=0.0)
     # chunks in an iterator work and are regrouped into blocks
-    out = streaming_power((X[i:i + 30] for i in range(0, 100, 30)), 1, rng=rng, block_size=25)
+    out = streaming_power((X[i : i + 30] for i in range(0, 100, 30)), 1, rng=rng, block_size=25)
     assert out.release["iterations"] == 4
 
 
 def test_prepared_data_is_read_as_its_rows():
     from mechanisms._base import PreparedData
+
     rng = np.random.default_rng(5)
     X = rng.standard_normal((300, 6))
     X /= np.linalg.norm(X, axis=1).max()
     a = streaming_power(X, 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5)
-    b = streaming_power(PreparedData(X), 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5)
+    b = streaming_power(
+        PreparedData(X), 2, rng=np.random.default_rng(0), block_size=100, epsilon=1.0, delta=1e-5
+    )
     assert np.array_equal(a.components, b.components) and b.release["iterations"] == 3

@@ -8,11 +8,22 @@ from scipy import integrate
 
 from mechanisms._base import PrivacyInputError
 from mechanisms.metrics import projector_distance
-from mechanisms.subspace import (_subspace_exact_paper_unfixed, approx_parameters, exact_min_samples,
-                                 exact_null_score, exact_ptr_pass_probability, exact_ptr_threshold,
-                                 paper_exact_min_samples, stable_histogram_threshold, subspace_approx,
-                                 subspace_exact, truncated_laplace, truncated_laplace_params,
-                                 truncated_laplace_survival, truncated_laplace_variance)
+from mechanisms.subspace import (
+    _subspace_exact_paper_unfixed,
+    approx_parameters,
+    exact_min_samples,
+    exact_null_score,
+    exact_ptr_pass_probability,
+    exact_ptr_threshold,
+    paper_exact_min_samples,
+    stable_histogram_threshold,
+    subspace_approx,
+    subspace_exact,
+    truncated_laplace,
+    truncated_laplace_params,
+    truncated_laplace_survival,
+    truncated_laplace_variance,
+)
 
 
 def planted_exact(n, d, k, rng, n_adv=0):
@@ -22,10 +33,10 @@ def planted_exact(n, d, k, rng, n_adv=0):
     B = rng.integers(-3, 4, size=(d, k))
     while np.linalg.matrix_rank(B) < k:
         B = rng.integers(-3, 4, size=(d, k))
-    X = (rng.integers(-2 ** 20, 2 ** 20, size=(n, k)) @ B.T).astype(float)
+    X = (rng.integers(-(2**20), 2**20, size=(n, k)) @ B.T).astype(float)
     if n_adv:
-        X[:n_adv] = rng.integers(-2 ** 20, 2 ** 20, size=(n_adv, d))
-    X[~X.any(axis=1)] = B[:, 0]                      # no zero rows
+        X[:n_adv] = rng.integers(-(2**20), 2**20, size=(n_adv, d))
+    X[~X.any(axis=1)] = B[:, 0]  # no zero rows
     X /= 2.0 ** np.ceil(np.log2(np.linalg.norm(X, axis=1).max()))
     return X, np.linalg.qr(B.astype(float))[0]
 
@@ -38,6 +49,7 @@ def gaussian_gap(n, d, k, gamma2, rng):
 
 
 # ------------------------------------------------------------------ truncated Laplace (Lemma A.14)
+
 
 def test_truncated_laplace_params_formula():
     lam, A = truncated_laplace_params(2.0, 0.5, 1e-6)
@@ -57,8 +69,10 @@ def test_truncated_laplace_draws_match_density():
     x = truncated_laplace(2.0, eps, delta, rng, size=200_000)
     assert np.all(np.abs(x) <= A)
     var = truncated_laplace_variance(2.0, eps, delta)
-    num = integrate.quad(lambda y: y * y * math.exp(-y / lam), 0, A)[0] / integrate.quad(
-        lambda y: math.exp(-y / lam), 0, A)[0]
+    num = (
+        integrate.quad(lambda y: y * y * math.exp(-y / lam), 0, A)[0]
+        / integrate.quad(lambda y: math.exp(-y / lam), 0, A)[0]
+    )
     assert var == pytest.approx(num, rel=1e-8)
     assert np.var(x) == pytest.approx(var, rel=0.03)
     assert abs(np.mean(x)) < 0.05 * math.sqrt(var)
@@ -77,6 +91,7 @@ def test_truncated_laplace_privacy_ratio():
 
 # ------------------------------------------------------------------ exact case (fixed Algorithm 1)
 # Privacy of the fix: tests/test_subspace_exact_privacy.py.
+
 
 def test_exact_recovers_planted_subspace():
     """Problem 4.1 with ℓ = 1 (one adversarial row, general position) and n = the fixed sample bound:
@@ -128,8 +143,16 @@ def test_exact_too_large_raises():
         with pytest.raises(PrivacyInputError, match="max_candidates"):
             fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3)
         out = fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="bottom")
-        assert out.components is None and out.status == "bottom" and "too many" in out.release["reason"]
-        assert set(out.release) == {"status", "bottom", "reason"}   # nothing data-dependent on this path
+        assert (
+            out.components is None
+            and out.status == "bottom"
+            and "too many" in out.release["reason"]
+        )
+        assert set(out.release) == {
+            "status",
+            "bottom",
+            "reason",
+        }  # nothing data-dependent on this path
         with pytest.raises(PrivacyInputError, match="too_many"):
             fn(X, 3, rng=rng, epsilon=1.0, delta=1e-3, too_many="nope")
 
@@ -140,7 +163,9 @@ def test_exact_threshold_and_sample_bounds():
     _, A = truncated_laplace_params(2.0, eps, delta)
     assert exact_ptr_threshold(eps, delta) == pytest.approx(2 + A)
     assert exact_min_samples(3, eps, delta) == pytest.approx(9 + 2 * A + 2)
-    assert paper_exact_min_samples(3, eps, delta) == pytest.approx(9 + 2 * max(4 * math.log(1e6), 2 * A) + 2)
+    assert paper_exact_min_samples(3, eps, delta) == pytest.approx(
+        9 + 2 * max(4 * math.log(1e6), 2 * A) + 2
+    )
     # pass probability: 0 at gap <= 2, 1/2 at gap = τ, 1 at gap >= 2 + 2A (A at δ₀, slightly above A(δ))
     tau = exact_ptr_threshold(eps, delta)
     assert exact_ptr_pass_probability(2.0, eps, delta) == 0.0
@@ -154,7 +179,12 @@ def test_truncated_laplace_survival_matches_quadrature():
     B = 1 / (2 * lam * (1 - math.exp(-A / lam)))
     for t in (-A - 1, -A / 2, -0.3, 0.0, 0.7, A / 3, A - 1e-3, A, A + 2):
         lo = min(max(t, -A), A)
-        num = B * integrate.quad(lambda y: math.exp(-abs(y) / lam), lo, A, points=[0.0] if lo < 0 else None)[0]
+        num = (
+            B
+            * integrate.quad(
+                lambda y: math.exp(-abs(y) / lam), lo, A, points=[0.0] if lo < 0 else None
+            )[0]
+        )
         assert truncated_laplace_survival(t, 2.0, eps, delta) == pytest.approx(num, abs=1e-12)
 
 
@@ -173,32 +203,38 @@ def test_exact_bad_inputs():
         subspace_exact(Y, 2, rng=rng, epsilon=1.0, delta=1e-3)
     out = subspace_exact(Y, 2, rng=rng, epsilon=1.0, delta=1e-3, clip=True)
     assert out.diagnostics["n_clipped"] == 20
-    subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)   # ℓ = 0 is a valid problem parameter
+    subspace_exact(
+        X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0
+    )  # ℓ = 0 is a valid problem parameter
     for ell in (-1, 1.5, True):
         with pytest.raises(PrivacyInputError, match="ell"):
             subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=ell)
     for kw in (dict(max_candidates=0), dict(max_candidates=2.5)):
         with pytest.raises(PrivacyInputError, match="max_candidates"):
             subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-3, **kw)
-    with pytest.raises(PrivacyInputError, match="ell"):   # the paper's NULL argument needs ℓ >= 1
+    with pytest.raises(PrivacyInputError, match="ell"):  # the paper's NULL argument needs ℓ >= 1
         _subspace_exact_paper_unfixed(X, 2, rng=rng, epsilon=1.0, delta=1e-3, ell=0)
     with pytest.raises(PrivacyInputError):
         subspace_exact(X, 4, rng=rng, epsilon=1.0, delta=1e-3)
     with pytest.raises(PrivacyInputError):
         subspace_exact(X, 2, rng=rng, epsilon=0, delta=1e-3)
-    with pytest.raises(PrivacyInputError, match="floating-point"):   # δ must exceed the reserved share
+    with pytest.raises(
+        PrivacyInputError, match="floating-point"
+    ):  # δ must exceed the reserved share
         subspace_exact(X, 2, rng=rng, epsilon=1.0, delta=1e-13)
 
 
 # ------------------------------------------------------------------ approximate case (Algorithm 2)
+
 
 def test_approx_parameters_and_threshold():
     prm = approx_parameters(6000, 10, 2, 1.0, 1e-5, 0.01, C0=8, C1=2, C2=1)
     assert prm["t"] == math.ceil(8 * math.log(1e5))
     assert prm["m"] == 6000 // prm["t"] and prm["q"] == 4
     t, m = prm["t"], prm["m"]
-    assert prm["cell_width"] == pytest.approx(0.01 * math.sqrt(20) * (math.sqrt(2) + math.sqrt(math.log(2 * t)))
-                                              / math.sqrt(m))
+    assert prm["cell_width"] == pytest.approx(
+        0.01 * math.sqrt(20) * (math.sqrt(2) + math.sqrt(math.log(2 * t))) / math.sqrt(m)
+    )
     tau = stable_histogram_threshold(1.0, 1e-5)
     # a count-1 cell is released with probability exactly delta
     assert 0.5 * math.exp(-(tau - 1) * 1.0 / 2) == pytest.approx(1e-5)
@@ -216,8 +252,17 @@ def test_histogram_noise_scale_empirical():
     X, _ = planted_exact(2000, 6, 2, rng0)
     diffs = []
     for s in range(400):
-        out = subspace_approx(X, 2, rng=np.random.default_rng(s), epsilon=1.0, delta=1e-3, gamma=0.01,
-                              C0=8, C1=1, C2=1)
+        out = subspace_approx(
+            X,
+            2,
+            rng=np.random.default_rng(s),
+            epsilon=1.0,
+            delta=1e-3,
+            gamma=0.01,
+            C0=8,
+            C1=1,
+            C2=1,
+        )
         assert out.diagnostics["n_nonempty_cells"] == 1
         diffs.append(out.diagnostics["best_noisy_count"] - out.diagnostics["max_true_count"])
     assert np.std(diffs) == pytest.approx(math.sqrt(2) * 2.0, rel=0.2)
@@ -268,6 +313,7 @@ def test_approx_bad_inputs():
         args.update(kw)
         with pytest.raises(PrivacyInputError):
             subspace_approx(X, 2, **args)
-    bad = X.copy(); bad[0, 0] = np.nan
+    bad = X.copy()
+    bad[0, 0] = np.nan
     with pytest.raises(PrivacyInputError):
         subspace_approx(bad, 2, rng=rng, epsilon=1.0, delta=1e-5)

@@ -20,9 +20,16 @@ from scipy import integrate, stats
 
 import mechanisms
 from mechanisms.rational_subspaces import canonical_frame
-from mechanisms.subspace import (_exact_candidates, _subspace_exact_paper_unfixed, _top_and_gap,
-                                 exact_ptr_pass_probability, exact_ptr_threshold, subspace_exact,
-                                 truncated_laplace_params, truncated_laplace_survival)
+from mechanisms.subspace import (
+    _exact_candidates,
+    _subspace_exact_paper_unfixed,
+    _top_and_gap,
+    exact_ptr_pass_probability,
+    exact_ptr_threshold,
+    subspace_exact,
+    truncated_laplace_params,
+    truncated_laplace_survival,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,6 +70,7 @@ def violation_certified(k_D, k_Dp, n, eps, delta, level=0.999):
 
 # --------------------------------------------------------------------------- the counterexample
 
+
 def test_paper_algorithm_violates_dp_on_counterexample_pair():
     """The unfixed GAP-MAX: NULL score 57.26 and span(e₁) score 57 are within 1, every gap is 0, and
     the output is the argmax of three i.i.d. TLap draws: span(e₂) with probability 1/3 under D, never
@@ -74,11 +82,11 @@ def test_paper_algorithm_violates_dp_on_counterexample_pair():
     cD = outcome_counts(_subspace_exact_paper_unfixed, D, n, 0)
     cDp = outcome_counts(_subspace_exact_paper_unfixed, Dp, n, 1)
     k_D, k_Dp = cD.get(1, 0), cDp.get(1, 0)
-    assert k_Dp == 0                       # span(e₂) is not a candidate under D′
+    assert k_Dp == 0  # span(e₂) is not a candidate under D′
     assert abs(k_D / n - 1 / 3) < 4.5 * math.sqrt(2 / 9 / n)
     assert violation_certified(k_D, k_Dp, n, 1.0, 1e-6)
     lo, _ = cp(k_D, n, 0.999)
-    assert lo > 0.2                       # no δ below 0.2 covers it
+    assert lo > 0.2  # no δ below 0.2 covers it
 
 
 def test_paper_algorithm_is_marked_broken_and_unregistered():
@@ -104,32 +112,35 @@ def test_fixed_mechanism_on_counterexample_pair():
     n = 1000
     cD = outcome_counts(subspace_exact, D, n, 2)
     cDp = outcome_counts(subspace_exact, Dp, n, 3)
-    assert set(cD) <= {0, None} and set(cDp) <= {0, None}   # only the top candidate is ever released
+    assert set(cD) <= {0, None} and set(cDp) <= {0, None}  # only the top candidate is ever released
     for E in (0, 1, 2, None):
         assert not violation_certified(cD.get(E, 0), cDp.get(E, 0), n, 1.0, 1e-6)
         assert not violation_certified(cDp.get(E, 0), cD.get(E, 0), n, 1.0, 1e-6)
     assert violation_certified(38, 0, n, 1.0, 1e-6) and not violation_certified(37, 0, n, 1.0, 1e-6)
-    assert stats.binom.sf(37, n, 0.054) >= 0.99             # the power claim above
+    assert stats.binom.sf(37, n, 0.054) >= 0.99  # the power claim above
 
 
 # --------------------------------------------------------------------------- the draws follow the formula
+
 
 def design(name):
     """Neighbouring pairs whose gaps are near τ, so that the release is genuinely random: (k, D, D′,
     gap on D, gap on D′ (computed by hand), ε, δ)."""
     e = np.eye(4)
-    if name == "k1-zero-rows":        # ε = 1, δ = 1e-3: A = 13.5, τ = 15.5
+    if name == "k1-zero-rows":  # ε = 1, δ = 1e-3: A = 13.5, τ = 15.5
         # u(e₁) = 19 − 3 zero rows = 16, u(e₂) = 1 -> gap 15
         D = np.vstack([np.tile(e[0], (16, 1)), np.zeros((3, 4)), e[1]])
-        Dp = D.copy(); Dp[-1] = 0.0      # e₂ -> zero row: u(e₁) = 20 − 4 = 16, no runner-up -> gap 16
+        Dp = D.copy()
+        Dp[-1] = 0.0  # e₂ -> zero row: u(e₁) = 20 − 4 = 16, no runner-up -> gap 16
         return 1, D, Dp, 15, 16, 1.0, 1e-3
-    if name == "k2-repeated":         # ε = 2, δ = 0.05: A = 4.2, τ = 6.2
+    if name == "k2-repeated":  # ε = 2, δ = 0.05: A = 4.2, τ = 6.2
         # plane(e₁, e₂): 3 copies of e₁ + 7 generic points; one row e₃ outside
         rng = np.random.default_rng(7)
         ang = rng.uniform(0.1, np.pi - 0.1, 7)
         P = np.c_[np.cos(ang), np.sin(ang), np.zeros(7), np.zeros(7)]
         D = np.vstack([np.tile(e[0], (3, 1)), P, e[2]])
-        Dp = D.copy(); Dp[3] = e[0]      # a generic point becomes a 4th copy of e₁
+        Dp = D.copy()
+        Dp[3] = e[0]  # a generic point becomes a 4th copy of e₁
         # D: u(plane) = 10 − 3 = 7, runner-up span(e₃, x) = 1 -> 6;  D′: 10 − 4 = 6 -> 5
         return 2, D, Dp, 6, 5, 2.0, 0.05
     raise ValueError(name)
@@ -166,7 +177,7 @@ def test_pass_probability_is_the_truncated_laplace_survival():
     """The closed form the decision uses (no cancellation, integer gaps) equals P[gap + Z > τ] computed
     from the truncated Laplace survival function at δ₀, to 1e-12 absolute, for every integer gap."""
     for eps, delta in ((2.0, 0.05), (1.0, 1e-6), (0.05, 1e-9), (5.0, 1e-9)):
-        d0 = (delta - (1 + math.exp(eps)) * 2.0 ** -40) / (1 + 2.0 ** -40)
+        d0 = (delta - (1 + math.exp(eps)) * 2.0**-40) / (1 + 2.0**-40)
         tau = exact_ptr_threshold(eps, delta)
         _, A = truncated_laplace_params(2.0, eps, d0)
         for gap in range(0, int(2 * A) + 6):
@@ -175,6 +186,7 @@ def test_pass_probability_is_the_truncated_laplace_survival():
 
 
 # --------------------------------------------------------------------------- exhaustive checks of the proof
+
 
 def tlap_hockey_stick(shift, eps, delta):
     """sup_E P[Z ∈ E] − e^ε P[Z + shift ∈ E] for Z ~ TLap(2, ε, δ), by quadrature."""
@@ -192,7 +204,7 @@ def test_truncated_laplace_shifts_up_to_2_are_eps_delta(eps, delta):
     shifted by at most the gap sensitivity 2 has hockey-stick divergence <= δ at e^ε (Lemma A.14)."""
     for shift in (0.0, 0.5, 1.0, 2.0, -2.0):
         assert tlap_hockey_stick(shift, eps, delta) <= delta * (1 + 1e-6) + 1e-12
-    assert tlap_hockey_stick(2.0, eps, delta) == pytest.approx(delta, rel=1e-4)   # tight at shift 2
+    assert tlap_hockey_stick(2.0, eps, delta) == pytest.approx(delta, rel=1e-4)  # tight at shift 2
 
 
 def alphabet(k):
@@ -207,11 +219,13 @@ def brute_scores(Z, k):
     k = 1: a line is keyed by its primitive direction; u = number of non-zero rows on it (the zero rows
     lie in both the line and {0}).  k = 2: a plane is keyed by its primitive normal; u = non-zero rows
     in the plane minus the largest number of non-zero rows on one line of the plane (0 if none)."""
+
     def prim(v):
         v = np.asarray(v, dtype=np.int64)
         g = np.gcd.reduce(np.abs(v))
         v = v // g
         return tuple(v if v[np.flatnonzero(v)[0]] > 0 else -v)
+
     nz = [z for z in Z if np.any(z)]
     lines = {}
     for z in nz:
@@ -235,7 +249,7 @@ def key_of(Q, k):
     """The brute-force key of a float basis Q (3 × k): primitive direction (k = 1) or normal (k = 2)."""
     v = Q[:, 0] if k == 1 else np.cross(Q[:, 0], Q[:, 1])
     v = v / np.abs(v).max()
-    r = np.round(v * 2) / 2          # letters give directions/normals with entries in {0, ±1/2, ±1}
+    r = np.round(v * 2) / 2  # letters give directions/normals with entries in {0, ±1/2, ±1}
     assert np.allclose(v, r, atol=1e-9)
     r = (r * 2).astype(np.int64)
     g = np.gcd.reduce(np.abs(r))
@@ -266,17 +280,21 @@ def test_exhaustive_neighbouring_pairs(k, n):
         keys, scores, _, _ = _exact_candidates(X, k)
         bases = [canonical_frame(key) for key in keys]
         got = {key_of(Q, k): int(u) for Q, u in zip(bases, scores)}
-        assert got == brute_scores(letters[list(combo)], k), combo          # (0)
+        assert got == brute_scores(letters[list(combo)], k), combo  # (0)
         top, gap, _ = _top_and_gap(scores)
-        info[combo] = (got, None if top is None else key_of(bases[top], k), gap,
-                       scores.size > 1 and scores.max() == np.sort(scores)[-2])
+        info[combo] = (
+            got,
+            None if top is None else key_of(bases[top], k),
+            gap,
+            scores.size > 1 and scores.max() == np.sort(scores)[-2],
+        )
     settings = [(2.0, 0.05), (1.0, 1e-6)]
     cover = dict(pairs=0, cands_differ=0, top_differs=0, tie=0, zero_rows=0, repeated=0, worst=0.0)
     for combo, (u, top, gap, tie) in info.items():
         for i, new in itertools.product(range(n), range(len(letters))):
             if new == combo[i]:
                 continue
-            other = tuple(sorted(combo[:i] + (new,) + combo[i + 1:]))
+            other = tuple(sorted(combo[:i] + (new,) + combo[i + 1 :]))
             u2, top2, gap2, _ = info[other]
             cover["pairs"] += 1
             cover["cands_differ"] += set(u) != set(u2)
@@ -284,12 +302,12 @@ def test_exhaustive_neighbouring_pairs(k, n):
             cover["zero_rows"] += 0 in combo
             cover["repeated"] += len(set(combo)) < n
             for s in set(u) | set(u2):
-                assert abs(u.get(s, 0) - u2.get(s, 0)) <= 1, (combo, other, s)            # (1)
-            assert abs(gap - gap2) <= 2, (combo, other)                                   # (2)
+                assert abs(u.get(s, 0) - u2.get(s, 0)) <= 1, (combo, other, s)  # (1)
+            assert abs(gap - gap2) <= 2, (combo, other)  # (2)
             if top != top2:
                 cover["top_differs"] += 1
-                assert gap <= 2 and gap2 <= 2, (combo, other)                             # (3)
-            for eps, delta in settings:                                                   # (4)
+                assert gap <= 2 and gap2 <= 2, (combo, other)  # (3)
+            for eps, delta in settings:  # (4)
                 p = exact_ptr_pass_probability(gap, eps, delta) if top is not None else 0.0
                 q = exact_ptr_pass_probability(gap2, eps, delta) if top2 is not None else 0.0
                 P = {None: 1 - p}
@@ -299,11 +317,15 @@ def test_exhaustive_neighbouring_pairs(k, n):
                 hs = sum(max(0.0, P[o] - math.exp(eps) * Q.get(o, 0.0)) for o in P)
                 assert hs <= delta + 1e-12, (combo, other, eps, delta, hs)
                 cover["worst"] = max(cover["worst"], hs / delta)
-    assert min(cover[key] for key in ("cands_differ", "top_differs", "tie", "zero_rows", "repeated")) > 100
+    assert (
+        min(cover[key] for key in ("cands_differ", "top_differs", "tie", "zero_rows", "repeated"))
+        > 100
+    )
     # the check has teeth: the worst pair is a release probability P[Z > A − (gap − 2)] against 0,
     # for the largest gap <= 4 the alphabet allows: gap 4 vs 2 (k = 1) attains δ exactly; with 5 rows
     # a plane of the alphabet holds 4 directions, so k = 2 reaches gap 3 vs 1, i.e. P[Z > A − 1]
     # (largest relative to δ at ε = 1: (e^{1/2} − 1)/(e − 1) = 0.38)
-    expected = 1.0 if k == 1 else max(
-        exact_ptr_pass_probability(3.0, e, d) / d for e, d in settings)   # P[Z > A − 1] at δ₀
+    expected = (
+        1.0 if k == 1 else max(exact_ptr_pass_probability(3.0, e, d) / d for e, d in settings)
+    )  # P[Z > A − 1] at δ₀
     assert cover["worst"] == pytest.approx(expected, rel=1e-9)

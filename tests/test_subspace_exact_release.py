@@ -55,12 +55,20 @@ def test_near_duplicate_lines_are_different_subspaces():
     with e₁ would skip the e₁ count on the first side and compute 60)."""
     rng = np.random.default_rng(5)
     g = rng.uniform(0.2, 3.0, 30)
-    rows = [in_plane([g[0]])[0], in_plane([2e-7])[0]] + [np.array([1.0, 0, 0])] * 30 + list(in_plane(g[1:]))
+    rows = (
+        [in_plane([g[0]])[0], in_plane([2e-7])[0]]
+        + [np.array([1.0, 0, 0])] * 30
+        + list(in_plane(g[1:]))
+    )
     D = np.array(rows)
     Dp = D.copy()
     Dp[1] = [1.0, 0, 0]
-    gaps = [subspace_exact(X, 2, rng=np.random.default_rng(0), epsilon=EPS, delta=DELTA).diagnostics["gap"]
-            for X in (D, Dp)]
+    gaps = [
+        subspace_exact(X, 2, rng=np.random.default_rng(0), epsilon=EPS, delta=DELTA).diagnostics[
+            "gap"
+        ]
+        for X in (D, Dp)
+    ]
     assert gaps == [31.0, 30.0]
 
 
@@ -81,8 +89,8 @@ def test_rescaled_row_leaves_the_release_unchanged(seed):
     (3v, v with short mantissas so that 3v is exact) or by a float rescaling of v (0.37·v, which
     rounding moves off the line): the released line is bit for bit the same frame."""
     rng = np.random.default_rng(seed)
-    v = np.round(rng.standard_normal(4) * 8) / 16          # short mantissas: 3·v is exact
-    v /= 2.0 ** np.ceil(np.log2(3 * np.linalg.norm(v)))   # exact power-of-two scaling, ‖3v‖ <= 1
+    v = np.round(rng.standard_normal(4) * 8) / 16  # short mantissas: 3·v is exact
+    v /= 2.0 ** np.ceil(np.log2(3 * np.linalg.norm(v)))  # exact power-of-two scaling, ‖3v‖ <= 1
     base = np.tile(v, (60, 1))
     variants = [base.copy() for _ in range(3)]
     variants[1][0] = 3 * v

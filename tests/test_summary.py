@@ -9,7 +9,13 @@ import pytest
 
 from experiments.jmlr import run_gibbs_convergence, run_utility_vs_epsilon
 from experiments.results import ResultStore, record_id
-from experiments.summary import RECORDS_CSV, SUMMARY_NESTED, TRACES_CSV, load_summary, update_summary
+from experiments.summary import (
+    RECORDS_CSV,
+    SUMMARY_NESTED,
+    TRACES_CSV,
+    load_summary,
+    update_summary,
+)
 from tests.hydra_helpers import compose_cfg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -20,11 +26,30 @@ def _runs(tmp_path, samplers=("gibbs", "reference")):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for s in samplers:
-            run_gibbs_convergence(compose_cfg(["experiment=gibbs_convergence", "dataset=gaussian10", "scale=smoke",
-                                               f"experiment.sampler={s}", f"results_dir={tmp_path}", "quiet=true"]))
-        run_utility_vs_epsilon(compose_cfg(["experiment=utility_vs_epsilon", "mechanism=mod_sulq", "scale=smoke",
-                                            "experiment.epsilons=[0.1,1.0]", f"results_dir={tmp_path}",
-                                            "quiet=true"]))
+            run_gibbs_convergence(
+                compose_cfg(
+                    [
+                        "experiment=gibbs_convergence",
+                        "dataset=gaussian10",
+                        "scale=smoke",
+                        f"experiment.sampler={s}",
+                        f"results_dir={tmp_path}",
+                        "quiet=true",
+                    ]
+                )
+            )
+        run_utility_vs_epsilon(
+            compose_cfg(
+                [
+                    "experiment=utility_vs_epsilon",
+                    "mechanism=mod_sulq",
+                    "scale=smoke",
+                    "experiment.epsilons=[0.1,1.0]",
+                    f"results_dir={tmp_path}",
+                    "quiet=true",
+                ]
+            )
+        )
 
 
 def test_figures_from_summary_equal_figures_from_store(tmp_path):
@@ -34,7 +59,9 @@ def test_figures_from_summary_equal_figures_from_store(tmp_path):
     n_records = len(list(ResultStore(store).iter_records()))
     assert counts["records"] == n_records
     from_store = make_figures.make_all(store, tmp_path / "a", {"fig2", "fig5"})
-    from_summary = make_figures.make_all(store, tmp_path / "b", {"fig2", "fig5"}, summary=tmp_path / "summary")
+    from_summary = make_figures.make_all(
+        store, tmp_path / "b", {"fig2", "fig5"}, summary=tmp_path / "summary"
+    )
     for name in ("fig2", "fig5"):
         assert from_store[name] and from_summary[name]
         png_a = (tmp_path / "a" / "figures" / f"{name}.png").read_bytes()
@@ -54,7 +81,7 @@ def test_summary_merges_by_record_id_without_duplicates(tmp_path):
     update_summary(store, tmp_path / "summary")
     first = pd.read_csv(tmp_path / "summary" / RECORDS_CSV)
     traces_first = pd.read_csv(tmp_path / "summary" / TRACES_CSV)
-    update_summary(store, tmp_path / "summary")             # same records again: nothing added
+    update_summary(store, tmp_path / "summary")  # same records again: nothing added
     again = pd.read_csv(tmp_path / "summary" / RECORDS_CSV)
     assert len(again) == len(first) and again.record_id.is_unique
     assert len(pd.read_csv(tmp_path / "summary" / TRACES_CSV)) == len(traces_first)
@@ -65,7 +92,9 @@ def test_summary_merges_by_record_id_without_duplicates(tmp_path):
     merged = pd.read_csv(tmp_path / "summary" / RECORDS_CSV)
     assert merged.record_id.is_unique
     assert set(merged[merged.experiment == "gibbs_convergence"].sampler) == {"gibbs", "reference"}
-    assert len(merged) == len(first) + 1   # the mod_sulq records share ids (same runs): not duplicated
+    assert (
+        len(merged) == len(first) + 1
+    )  # the mod_sulq records share ids (same runs): not duplicated
 
 
 def test_summary_keeps_each_ppca_release_diagnosis(tmp_path):
@@ -75,8 +104,18 @@ def test_summary_keeps_each_ppca_release_diagnosis(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for mech in ("ppca", "mod_sulq"):  # records with and without diagnostics in one summary
-            run_utility_vs_epsilon(compose_cfg(["experiment=utility_vs_epsilon", f"mechanism={mech}", "scale=smoke",
-                                                "experiment.epsilons=[1.0]", f"results_dir={store}", "quiet=true"]))
+            run_utility_vs_epsilon(
+                compose_cfg(
+                    [
+                        "experiment=utility_vs_epsilon",
+                        f"mechanism={mech}",
+                        "scale=smoke",
+                        "experiment.epsilons=[1.0]",
+                        f"results_dir={store}",
+                        "quiet=true",
+                    ]
+                )
+            )
     update_summary(store, tmp_path / "summary")
     df = load_summary(tmp_path / "summary").set_index("record_id")
     recs = [r for r in ResultStore(store).iter_records() if r.get("mechanism") == "ppca"]
@@ -85,22 +124,41 @@ def test_summary_keeps_each_ppca_release_diagnosis(tmp_path):
     allowed = {f"{part}.{k}" for part, keys in SUMMARY_NESTED.items() for k in keys}
     assert nested_cols <= allowed and "diagnostics_not_private.rhat" in nested_cols
     flags = df["diagnostics_not_private.converged"]
-    assert flags.isna().any()   # the MOD-SULQ rows have no convergence check
+    assert flags.isna().any()  # the MOD-SULQ rows have no convergence check
     assert all(isinstance(v, bool) for v in flags.dropna())
     for rec in recs:
         row = df.loc[record_id(rec["run_key"])]
         diag = rec["diagnostics_not_private"]
         assert row["diagnostics_not_private.converged"] is diag["converged"]
         assert row["diagnostics_not_private.rhat"] == pytest.approx(diag["rhat"], rel=1e-12)
-        for part, keys in SUMMARY_NESTED.items():   # every listed field the record has, with its value
+        for (
+            part,
+            keys,
+        ) in SUMMARY_NESTED.items():  # every listed field the record has, with its value
             for key in set(keys) & set(rec[part]):
                 want = rec[part][key]
-                assert row[f"{part}.{key}"] == (pytest.approx(want, rel=1e-12) if isinstance(want, float) else want)
+                assert row[f"{part}.{key}"] == (
+                    pytest.approx(want, rel=1e-12) if isinstance(want, float) else want
+                )
 
 
 def test_table1_rows_in_the_papers_order(tmp_path):
-    rows = [{"experiment": "table1", "dataset": ds, "split": "s", "n": 1, "d": 1, "k": 1, "q_F": 0.5,
-             "q_F_over_trace": 0.5, "paper_n": 1, "paper_d": 1, "paper_q_F": 0.5, "timestamp": "2026-01-01T00:00:00Z"}
-            for ds in ("insurance", "census", "kddcup")]
+    rows = [
+        {
+            "experiment": "table1",
+            "dataset": ds,
+            "split": "s",
+            "n": 1,
+            "d": 1,
+            "k": 1,
+            "q_F": 0.5,
+            "q_F_over_trace": 0.5,
+            "paper_n": 1,
+            "paper_d": 1,
+            "paper_q_F": 0.5,
+            "timestamp": "2026-01-01T00:00:00Z",
+        }
+        for ds in ("insurance", "census", "kddcup")
+    ]
     make_figures.table1(pd.DataFrame(rows), tmp_path)
     assert list(pd.read_csv(tmp_path / "table1.csv").dataset) == ["kddcup", "census", "insurance"]

@@ -72,11 +72,14 @@ def test_spiked_structure():
 
 
 def test_spiked_lambdas_clip_and_errors():
-    ds = spiked(1000, 20, 2, lambdas=[2.0, 1.0], sigma=0.1, rng=1, basis="identity",
-                row_scaling="clip")
+    ds = spiked(
+        1000, 20, 2, lambdas=[2.0, 1.0], sigma=0.1, rng=1, basis="identity", row_scaling="clip"
+    )
     assert np.linalg.norm(ds.X, axis=1).max() <= 1 + 1e-12
     np.testing.assert_array_equal(ds.true_subspace, np.eye(20)[:, :2])
-    assert ds.population_eigenvalues[0] > ds.population_eigenvalues[1] > ds.population_eigenvalues[2]
+    assert (
+        ds.population_eigenvalues[0] > ds.population_eigenvalues[1] > ds.population_eigenvalues[2]
+    )
     with pytest.raises(ValueError):
         spiked(10, 5, 6)
     with pytest.raises(ValueError):

@@ -18,8 +18,18 @@ from experiments import datasets as D
 from experiments.table1 import COLUMNS, PAPER_K, PAPER_TABLE1, table1
 
 FIXTURES = Path(__file__).parent / "fixtures" / "uci"
-REQUIRED = ["dataset", "split", "n", "d", "k", "q_F", "q_F_over_trace", "paper_n", "paper_d",
-            "paper_q_F"]
+REQUIRED = [
+    "dataset",
+    "split",
+    "n",
+    "d",
+    "k",
+    "q_F",
+    "q_F_over_trace",
+    "paper_n",
+    "paper_d",
+    "paper_q_F",
+]
 
 
 def test_table1_on_fixtures(tmp_path, monkeypatch):
@@ -59,8 +69,9 @@ def _real_data_dir() -> Path:
     value = os.environ.get("PRIVPCA_DATA_DIR", "").strip()
     if not value:
         if ci:
-            pytest.fail("CI=true but PRIVPCA_DATA_DIR is not set: the real-data Table 1 test "
-                        "must run in CI")
+            pytest.fail(
+                "CI=true but PRIVPCA_DATA_DIR is not set: the real-data Table 1 test must run in CI"
+            )
         pytest.skip("PRIVPCA_DATA_DIR not set (real UCI files needed)")
     return Path(value)
 

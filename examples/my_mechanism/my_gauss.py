@@ -24,8 +24,15 @@ import math
 
 import numpy as np
 
-from mechanisms import (MechanismOutput, PrivacyGuarantee, check_data, check_delta, check_epsilon, check_k,
-                        second_moment)
+from mechanisms import (
+    MechanismOutput,
+    PrivacyGuarantee,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_k,
+    second_moment,
+)
 from mechanisms.calibration import gaussian_sigma
 from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
 
@@ -35,17 +42,28 @@ def my_gauss_noise_scale(n: int, epsilon: float, delta: float) -> float:
     return gaussian_sigma(math.sqrt(2.0) / n, epsilon, delta)
 
 
-def my_gauss(X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator,
-             clip: bool = False) -> MechanismOutput:
+def my_gauss(
+    X, k: int, *, epsilon: float, delta: float, rng: np.random.Generator, clip: bool = False
+) -> MechanismOutput:
     """Top-k eigenvectors of XᵀX/n + N, N symmetric Gaussian with σ = :func:`my_gauss_noise_scale`."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    X, n_clipped = check_data(X, clip=clip)      # refuses NaN/inf, empty, 1-D; rows of norm > 1 unless clip
+    X, n_clipped = check_data(
+        X, clip=clip
+    )  # refuses NaN/inf, empty, 1-D; rows of norm > 1 unless clip
     n, d = X.shape
     k = check_k(k, d)
     sigma = my_gauss_noise_scale(n, epsilon, delta)
     V = top_k_eigenvectors(second_moment(X) + symmetric_gaussian(d, sigma, rng), k)
-    guarantee = PrivacyGuarantee(epsilon, delta, "replace-one-row",
-                                 note="Gaussian mechanism on XᵀX/n, sensitivity sqrt(2)/n (examples/my_mechanism)")
+    guarantee = PrivacyGuarantee(
+        epsilon,
+        delta,
+        "replace-one-row",
+        note="Gaussian mechanism on XᵀX/n, sensitivity sqrt(2)/n (examples/my_mechanism)",
+    )
     # sigma depends only on public n, epsilon, delta; the clipped-row count is an exact data statistic
-    return MechanismOutput(V, guarantee, release={"status": "ok", "noise_scale": sigma},
-                           diagnostics={"n_clipped": n_clipped})
+    return MechanismOutput(
+        V,
+        guarantee,
+        release={"status": "ok", "noise_scale": sigma},
+        diagnostics={"n_clipped": n_clipped},
+    )

@@ -23,17 +23,23 @@ from experiments.results import ResultStore  # noqa: E402
 
 def harness_plotting():
     """``scripts/make_figures.py`` as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("make_figures", REPO / "scripts" / "make_figures.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_figures", REPO / "scripts" / "make_figures.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--results", required=True, help="results store root (the sweep's results_dir)")
     ap.add_argument("--dataset", default="gaussian10")
-    ap.add_argument("--scale", default=None, help="only records of this scale (smoke, quick, paper)")
+    ap.add_argument(
+        "--scale", default=None, help="only records of this scale (smoke, quick, paper)"
+    )
     ap.add_argument("--out", default=None, help="output directory (default: RESULTS/figures)")
     args = ap.parse_args(argv)
     df = ResultStore(Path(args.results)).load(experiment="utility_vs_n", dataset=args.dataset)
@@ -46,15 +52,30 @@ def main(argv=None) -> int:
     plotting = harness_plotting()
     # mechanisms the harness has no line style for get their own colour (the default cycle would
     # reuse PPCA's blue); the harness's STYLE table itself is not edited
-    extra_colours = iter(["tab:orange", "tab:brown", "tab:olive", "tab:cyan", "tab:pink", "tab:gray"])
+    extra_colours = iter(
+        ["tab:orange", "tab:brown", "tab:olive", "tab:cyan", "tab:pink", "tab:gray"]
+    )
     for mech in sorted(set(df.mechanism) - set(plotting.STYLE)):
-        plotting.STYLE[mech] = dict(color=next(extra_colours, None), ls="-.", marker="o", label=mech)
-    paths = plotting.utility_vs_n(df, [args.dataset], out, f"utility_vs_n_{args.dataset}",
-                                            f"Utility vs n on {args.dataset}: {', '.join(sorted(set(df.mechanism)))}")
+        plotting.STYLE[mech] = dict(
+            color=next(extra_colours, None), ls="-.", marker="o", label=mech
+        )
+    paths = plotting.utility_vs_n(
+        df,
+        [args.dataset],
+        out,
+        f"utility_vs_n_{args.dataset}",
+        f"Utility vs n on {args.dataset}: {', '.join(sorted(set(df.mechanism)))}",
+    )
     for mech, group in df.groupby("mechanism"):
         summary = group.groupby("n")["q_F"].agg(["mean", "count"])
-        print(mech, "mean q_F by n:", ", ".join(f"n={n}: {row['mean']:.4f} ({int(row['count'])} runs)"
-                                              for n, row in summary.iterrows()))
+        print(
+            mech,
+            "mean q_F by n:",
+            ", ".join(
+                f"n={n}: {row['mean']:.4f} ({int(row['count'])} runs)"
+                for n, row in summary.iterrows()
+            ),
+        )
     print("written:", ", ".join(map(str, paths)))
     return 0
 

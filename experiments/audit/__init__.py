@@ -16,25 +16,80 @@ One module per concern:
 See docs/audit.md.
 """
 
-from .bounds import (audit_scores, choose_event, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
-                     max_certifiable_epsilon)
-from .designs import (AUDIT_PARAMS, DESIGN_OF, GAUSSIAN_OPTIONS, AuditDesign, NotNeighbours, bingham_design,
-                      catalogue, check_neighbours, design_for, gaussian_design, random_designs,
-                      subspace_approx_design, subspace_exact_design)
+from .bounds import (
+    audit_scores,
+    choose_event,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    max_certifiable_epsilon,
+)
+from .designs import (
+    AUDIT_PARAMS,
+    DESIGN_OF,
+    GAUSSIAN_OPTIONS,
+    AuditDesign,
+    NotNeighbours,
+    bingham_design,
+    catalogue,
+    check_neighbours,
+    design_for,
+    gaussian_design,
+    random_designs,
+    subspace_approx_design,
+    subspace_exact_design,
+)
 from .runner import audit_mechanism, available_mechanisms, run_audit, run_trials
 from .search import search_audit
 from .statistics import STATISTICS, FeatureSet, design_features
-from .variants import (NOISE_FUNCTIONS, SUBSPACE_EXACT_VARIANTS, bypass_norm_check, miscalibrated, noise_cut,
-                       subspace_exact_variant, unfixed_subspace_exact)
+from .variants import (
+    NOISE_FUNCTIONS,
+    SUBSPACE_EXACT_VARIANTS,
+    bypass_norm_check,
+    miscalibrated,
+    noise_cut,
+    subspace_exact_variant,
+    unfixed_subspace_exact,
+)
 from .whitebox import TAPS, exact_epsilon, measure_mu, whitebox_audit
 
 __all__ = [
-    "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound", "max_certifiable_epsilon",
-    "choose_event", "audit_scores", "AuditDesign", "gaussian_design", "bingham_design", "subspace_exact_design",
-    "subspace_approx_design", "design_for", "catalogue", "random_designs", "check_neighbours", "NotNeighbours",
-    "STATISTICS", "FeatureSet", "design_features", "run_trials", "audit_mechanism", "miscalibrated",
-    "bypass_norm_check", "noise_cut", "unfixed_subspace_exact", "subspace_exact_variant",
-    "SUBSPACE_EXACT_VARIANTS", "available_mechanisms", "run_audit",
-    "search_audit", "whitebox_audit", "measure_mu", "exact_epsilon", "TAPS", "AUDIT_PARAMS", "DESIGN_OF",
-    "GAUSSIAN_OPTIONS", "NOISE_FUNCTIONS",
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
+    "epsilon_lower_bound",
+    "max_certifiable_epsilon",
+    "choose_event",
+    "audit_scores",
+    "AuditDesign",
+    "gaussian_design",
+    "bingham_design",
+    "subspace_exact_design",
+    "subspace_approx_design",
+    "design_for",
+    "catalogue",
+    "random_designs",
+    "check_neighbours",
+    "NotNeighbours",
+    "STATISTICS",
+    "FeatureSet",
+    "design_features",
+    "run_trials",
+    "audit_mechanism",
+    "miscalibrated",
+    "bypass_norm_check",
+    "noise_cut",
+    "unfixed_subspace_exact",
+    "subspace_exact_variant",
+    "SUBSPACE_EXACT_VARIANTS",
+    "available_mechanisms",
+    "run_audit",
+    "search_audit",
+    "whitebox_audit",
+    "measure_mu",
+    "exact_epsilon",
+    "TAPS",
+    "AUDIT_PARAMS",
+    "DESIGN_OF",
+    "GAUSSIAN_OPTIONS",
+    "NOISE_FUNCTIONS",
 ]

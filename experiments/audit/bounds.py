@@ -23,6 +23,7 @@ from scipy import stats
 # Clopper–Pearson bounds and the ε lower bound
 # ---------------------------------------------------------------------------------------------
 
+
 def clopper_pearson_lower(k, n, alpha: float):
     """One-sided (1 − α) lower confidence bound on a binomial p from k successes in n trials.
 
@@ -71,10 +72,11 @@ def max_certifiable_epsilon(n1: int, n0: int, delta: float, alpha: float) -> flo
 # Event selection
 # ---------------------------------------------------------------------------------------------
 
+
 def _tail_counts(sorted_s: np.ndarray, t: np.ndarray, tail: str) -> np.ndarray:
-    if tail == "upper":   # #{S >= t}
+    if tail == "upper":  # #{S >= t}
         return sorted_s.size - np.searchsorted(sorted_s, t, side="left")
-    return np.searchsorted(sorted_s, t, side="right")   # #{S <= t}
+    return np.searchsorted(sorted_s, t, side="right")  # #{S <= t}
 
 
 def _candidate_thresholds(s1: np.ndarray, s0: np.ndarray, max_candidates: int = 2048) -> np.ndarray:
@@ -94,8 +96,9 @@ def _all_events(s1: np.ndarray, s0: np.ndarray, thresholds: np.ndarray):
         yield "D0>D1", tail, c0, c1
 
 
-def choose_event(s1: np.ndarray, s0: np.ndarray, delta: float, alpha: float,
-                 thresholds: np.ndarray | None = None) -> dict:
+def choose_event(
+    s1: np.ndarray, s0: np.ndarray, delta: float, alpha: float, thresholds: np.ndarray | None = None
+) -> dict:
     """The event (orientation, tail, threshold) with the largest ε_lower on these scores."""
     s1, s0 = np.asarray(s1, float), np.asarray(s0, float)
     if thresholds is None:
@@ -108,8 +111,12 @@ def choose_event(s1: np.ndarray, s0: np.ndarray, delta: float, alpha: float,
         # tie-break: larger empirical ratio
         i = int(np.argmax(eps + 1e-9 * (ca / na - cb / nb)))
         if eps[i] > best["epsilon_lower"]:
-            best = {"epsilon_lower": float(eps[i]), "orientation": orient, "tail": tail,
-                    "threshold": float(thresholds[i])}
+            best = {
+                "epsilon_lower": float(eps[i]),
+                "orientation": orient,
+                "tail": tail,
+                "threshold": float(thresholds[i]),
+            }
     return best
 
 
@@ -118,8 +125,15 @@ def _event_counts(s: np.ndarray, tail: str, t: float) -> int:
     return int(np.sum(s >= t)) if tail == "upper" else int(np.sum(s <= t))
 
 
-def audit_scores(s1: Sequence[float], s0: Sequence[float], *, delta: float, confidence: float = 0.95,
-                 calibration_fraction: float = 0.5, thresholds: Sequence[float] | None = None) -> dict:
+def audit_scores(
+    s1: Sequence[float],
+    s0: Sequence[float],
+    *,
+    delta: float,
+    confidence: float = 0.95,
+    calibration_fraction: float = 0.5,
+    thresholds: Sequence[float] | None = None,
+) -> dict:
     """ε lower bound from statistics ``s1`` (runs on D1) and ``s0`` (runs on D0).
 
     ``thresholds=None``: choose the event on the first ``calibration_fraction`` of each sample,
@@ -134,7 +148,10 @@ def audit_scores(s1: Sequence[float], s0: Sequence[float], *, delta: float, conf
     if thresholds is None:
         if not (0 < calibration_fraction < 1):
             raise ValueError("calibration_fraction must lie in (0, 1)")
-        m1, m0 = int(round(s1.size * calibration_fraction)), int(round(s0.size * calibration_fraction))
+        m1, m0 = (
+            int(round(s1.size * calibration_fraction)),
+            int(round(s0.size * calibration_fraction)),
+        )
         ev = choose_event(s1[:m1], s0[:m0], delta, alpha)
         a1, a0 = s1[m1:], s0[m0:]
         level, method, n_events = alpha, "split", 1
@@ -145,24 +162,39 @@ def audit_scores(s1: Sequence[float], s0: Sequence[float], *, delta: float, conf
         ev = choose_event(s1, s0, delta, level, thresholds=grid)
         a1, a0 = s1, s0
         method = "bonferroni"
-    if "orientation" not in ev:   # no data
+    if "orientation" not in ev:  # no data
         raise ValueError("no trials to audit")
     hi_s, lo_s = (a1, a0) if ev["orientation"] == "D1>D0" else (a0, a1)
-    k_hi, k_lo = _event_counts(hi_s, ev["tail"], ev["threshold"]), _event_counts(lo_s, ev["tail"], ev["threshold"])
+    k_hi, k_lo = (
+        _event_counts(hi_s, ev["tail"], ev["threshold"]),
+        _event_counts(lo_s, ev["tail"], ev["threshold"]),
+    )
     n_hi, n_lo = hi_s.size, lo_s.size
     eps = float(epsilon_lower_bound(k_hi, n_hi, k_lo, n_lo, delta, level))
     p_hi, p_lo = k_hi / n_hi, k_lo / n_lo
-    emp = math.log((p_hi - delta) / p_lo) if (p_lo > 0 and p_hi > delta) else (math.inf if p_hi > delta else 0.0)
+    emp = (
+        math.log((p_hi - delta) / p_lo)
+        if (p_lo > 0 and p_hi > delta)
+        else (math.inf if p_hi > delta else 0.0)
+    )
     ceiling = max_certifiable_epsilon(n_hi, n_lo, delta, level)
     return {
-        "audited_epsilon_lower": eps, "confidence": float(confidence), "method": method,
-        "events_tested": n_events, "orientation": ev["orientation"], "tail": ev["tail"],
-        "threshold": ev["threshold"], "calibration_epsilon_lower": ev["epsilon_lower"],
+        "audited_epsilon_lower": eps,
+        "confidence": float(confidence),
+        "method": method,
+        "events_tested": n_events,
+        "orientation": ev["orientation"],
+        "tail": ev["tail"],
+        "threshold": ev["threshold"],
+        "calibration_epsilon_lower": ev["epsilon_lower"],
         "audit_trials": [int(a1.size), int(a0.size)],
-        "count_D": k_hi, "count_Dprime": k_lo, "p_D": p_hi, "p_Dprime": p_lo,
+        "count_D": k_hi,
+        "count_Dprime": k_lo,
+        "p_D": p_hi,
+        "p_Dprime": p_lo,
         "p_D_lower": float(clopper_pearson_lower(k_hi, n_hi, level / 2)),
         "p_Dprime_upper": float(clopper_pearson_upper(k_lo, n_lo, level / 2)),
-        "empirical_epsilon": emp, "max_certifiable_epsilon": ceiling,
+        "empirical_epsilon": emp,
+        "max_certifiable_epsilon": ceiling,
         "at_ceiling": bool(eps >= ceiling - 1e-9),
     }
-

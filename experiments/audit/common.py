@@ -30,8 +30,13 @@ def accepted_params(fn: Callable, params: dict) -> dict:
     return {k: v for k, v in params.items() if k in sig.parameters}
 
 
-def audit_params(fn: Callable, design_name: str, epsilon: float | None, delta: float | None,
-                 mechanism_params: dict) -> dict:
+def audit_params(
+    fn: Callable,
+    design_name: str,
+    epsilon: float | None,
+    delta: float | None,
+    mechanism_params: dict,
+) -> dict:
     """The keyword arguments an audit passes to ``fn``: the design's defaults (AUDIT_PARAMS), the
     claim's ε/δ when given, then the caller's parameters, filtered to those ``fn`` accepts."""
     params = dict(AUDIT_PARAMS.get(design_name, {}))
@@ -52,6 +57,9 @@ def verdict(claimed: float, lower: float, at_ceiling: bool) -> str:
     if lower > claimed:
         return "VIOLATION: audited lower bound exceeds the claimed epsilon"
     if math.isinf(claimed):
-        return ("not private, as declared: outputs perfectly separated, bound limited only by the trials"
-                if at_ceiling else "not private, as declared")
+        return (
+            "not private, as declared: outputs perfectly separated, bound limited only by the trials"
+            if at_ceiling
+            else "not private, as declared"
+        )
     return "consistent with the claim"

@@ -37,9 +37,16 @@ class AuditDesign:
     mechanism_params: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
-        return {"design": self.name, "design_description": self.description, "statistic": self.statistic,
-                "d": int(self.X1.shape[1]), "n_D": int(self.X1.shape[0]), "n_Dprime": int(self.X0.shape[0]),
-                "k": self.k, "neighbouring": self.neighbouring}
+        return {
+            "design": self.name,
+            "design_description": self.description,
+            "statistic": self.statistic,
+            "d": int(self.X1.shape[1]),
+            "n_D": int(self.X1.shape[0]),
+            "n_Dprime": int(self.X0.shape[0]),
+            "k": self.k,
+            "neighbouring": self.neighbouring,
+        }
 
 
 def _unit(d: int, i: int) -> np.ndarray:
@@ -48,8 +55,9 @@ def _unit(d: int, i: int) -> np.ndarray:
     return e
 
 
-def gaussian_design(neighbouring: str, *, d: int = 2, n: int = 200, row_norm: float = 1.0,
-                    position: str = "first") -> AuditDesign:
+def gaussian_design(
+    neighbouring: str, *, d: int = 2, n: int = 200, row_norm: float = 1.0, position: str = "first"
+) -> AuditDesign:
     """For noise added to XᵀX (MOD-SULQ, Analyze Gauss, noisy power, online PCA; also pca/random).
 
     Base: n − 1 rows u = (e₁ + e₂)/√2.  They make the top eigenvector sit at 45° with a large
@@ -79,12 +87,24 @@ def gaussian_design(neighbouring: str, *, d: int = 2, n: int = 200, row_norm: fl
         X1, X0, diff = put(a), put(z), f"{row_norm:g}*e1 vs zero row"
     else:
         raise ValueError(f"no Gaussian design for neighbouring {neighbouring!r}")
-    return AuditDesign(X1, X0, neighbouring, "gaussian",
-                       f"{n - 1} rows (e1+e2)/sqrt2 in R^{d}; differing row ({position}) {diff}", "proj_e1")
+    return AuditDesign(
+        X1,
+        X0,
+        neighbouring,
+        "gaussian",
+        f"{n - 1} rows (e1+e2)/sqrt2 in R^{d}; differing row ({position}) {diff}",
+        "proj_e1",
+    )
 
 
-def bingham_design(epsilon: float, *, d: int = 2, n: int | None = None, row_norm: float = 1.0,
-                   base_concentration: float = 3.0) -> AuditDesign:
+def bingham_design(
+    epsilon: float,
+    *,
+    d: int = 2,
+    n: int | None = None,
+    row_norm: float = 1.0,
+    base_concentration: float = 3.0,
+) -> AuditDesign:
     """For the exponential mechanism with score Σ(vᵀx)² (PPCA, iterative PPCA), replace-one-row.
 
     Density ∝ exp(ε/2 · Σ (vᵀx)²).  Row r·e₁ in D vs r·e₂ in D'.  On a symmetric base the
@@ -106,9 +126,15 @@ def bingham_design(epsilon: float, *, d: int = 2, n: int | None = None, row_norm
     base = np.array(rows).reshape(-1, d)
     X1 = np.vstack([row_norm * _unit(d, 0), base])
     X0 = np.vstack([row_norm * _unit(d, 1), base])
-    return AuditDesign(X1, X0, "replace-one-row", "bingham",
-                       f"base of squared mass {w:.4g} along e2 (+{n - n_rows} zero rows) in R^{d}; "
-                       f"differing row {row_norm:g}*e1 vs {row_norm:g}*e2", "proj_e1")
+    return AuditDesign(
+        X1,
+        X0,
+        "replace-one-row",
+        "bingham",
+        f"base of squared mass {w:.4g} along e2 (+{n - n_rows} zero rows) in R^{d}; "
+        f"differing row {row_norm:g}*e1 vs {row_norm:g}*e2",
+        "proj_e1",
+    )
 
 
 def subspace_exact_design(epsilon: float, delta: float, *, d: int = 2, n2: int = 3) -> AuditDesign:
@@ -125,9 +151,15 @@ def subspace_exact_design(epsilon: float, delta: float, *, d: int = 2, n2: int =
     e1, e2 = _unit(d, 0), _unit(d, 1)
     X1 = np.vstack([np.tile(e1, (n1, 1)), np.tile(e2, (n2, 1))])
     X0 = np.vstack([np.tile(e1, (n1 - 1, 1)), np.tile(e2, (n2 + 1, 1))])
-    return AuditDesign(X1, X0, "replace-one-row", "subspace_exact",
-                       f"{n1} points on e1 and {n2} on e2 (gap at the test threshold) vs one moved from e1 to e2 "
-                       f"(R^{d})", "proj_e1")
+    return AuditDesign(
+        X1,
+        X0,
+        "replace-one-row",
+        "subspace_exact",
+        f"{n1} points on e1 and {n2} on e2 (gap at the test threshold) vs one moved from e1 to e2 "
+        f"(R^{d})",
+        "proj_e1",
+    )
 
 
 def subspace_approx_design(epsilon: float, delta: float, *, d: int = 2) -> AuditDesign:
@@ -147,31 +179,48 @@ def subspace_approx_design(epsilon: float, delta: float, *, d: int = 2) -> Audit
     blocks2 = [np.array([e2, e2, e2])] * (t - h)
     X1 = np.vstack(blocks1 + [np.array([e1, e1, e2])] + blocks2)
     X0 = np.vstack(blocks1 + [np.array([e1, e2, e2])] + blocks2)
-    return AuditDesign(X1, X0, "replace-one-row", "subspace_approx",
-                       f"{t} blocks of 3 rows: {h} spanning e1, {t - h} spanning e2; one row of the last "
-                       f"e1 block changed e1 -> e2 flips it (R^{d})", "proj_e1")
+    return AuditDesign(
+        X1,
+        X0,
+        "replace-one-row",
+        "subspace_approx",
+        f"{t} blocks of 3 rows: {h} spanning e1, {t - h} spanning e2; one row of the last "
+        f"e1 block changed e1 -> e2 flips it (R^{d})",
+        "proj_e1",
+    )
 
 
 #: which design suits which mechanism (anything not listed uses the Gaussian design)
-DESIGN_OF = {"ppca": "bingham", "ppca_iterative": "bingham",
-             "subspace_exact": "subspace_exact", "subspace_approx": "subspace_approx"}
+DESIGN_OF = {
+    "ppca": "bingham",
+    "ppca_iterative": "bingham",
+    "subspace_exact": "subspace_exact",
+    "subspace_approx": "subspace_approx",
+}
 #: extra mechanism parameters for the audit (cheap and hard settings)
 AUDIT_PARAMS = {
     "ppca": {"sampler": "exact"},
-    "noisy_power": {"iterations": 1},          # with p = d the earlier products carry no information
+    "noisy_power": {"iterations": 1},  # with p = d the earlier products carry no information
     "online_pca": {"keep_subspaces": False},
-    "streaming_power": {"block_size": 50},     # 4 blocks of 50 rows; the differing row is in the last
+    "streaming_power": {"block_size": 50},  # 4 blocks of 50 rows; the differing row is in the last
 }
 #: Gaussian-design options per mechanism (online PCA runs one eigendecomposition per row; the
 #: streaming power method's last block matters most)
-GAUSSIAN_OPTIONS = {"online_pca": {"n": 32},
-                    "streaming_power": {"n": 200, "position": "last"}}
+GAUSSIAN_OPTIONS = {"online_pca": {"n": 32}, "streaming_power": {"n": 200, "position": "last"}}
 
 
-def design_for(name: str, neighbouring: str, *, epsilon: float | None = None, delta: float | None = None,
-               d: int = 2, n: int | None = None, row_norm: float = 1.0) -> AuditDesign:
+def design_for(
+    name: str,
+    neighbouring: str,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    d: int = 2,
+    n: int | None = None,
+    row_norm: float = 1.0,
+) -> AuditDesign:
     """The hard pair of datasets for mechanism ``name`` under ``neighbouring``."""
-    if neighbouring == "none":   # no claim about neighbours (pca, random): audit under replacement
+    if neighbouring == "none":  # no claim about neighbours (pca, random): audit under replacement
         neighbouring = "replace-one-row"
     kind = DESIGN_OF.get(name, "gaussian")
     replace = neighbouring == "replace-one-row"
@@ -187,16 +236,18 @@ def design_for(name: str, neighbouring: str, *, epsilon: float | None = None, de
     return gaussian_design(neighbouring, d=d, row_norm=row_norm, **opts)
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Is a pair neighbouring under a relation?
 # ---------------------------------------------------------------------------------------------
+
 
 class NotNeighbours(ValueError):
     """A design's two datasets are not neighbours under the relation it claims."""
 
 
-def check_neighbours(X1: np.ndarray, X0: np.ndarray, relation: str, *, row_norm_bound: float = 1.0) -> None:
+def check_neighbours(
+    X1: np.ndarray, X0: np.ndarray, relation: str, *, row_norm_bound: float = 1.0
+) -> None:
     """Raise :class:`NotNeighbours` unless (X1, X0) is a neighbouring pair under ``relation``.
 
     Accepts every name in ``NEIGHBOURING_RELATIONS`` at run time: ``replace-one-row`` (same n, one
@@ -207,10 +258,14 @@ def check_neighbours(X1: np.ndarray, X0: np.ndarray, relation: str, *, row_norm_
     Rows must have L2 norm <= ``row_norm_bound`` (the mechanisms' bound).
     """
     if relation not in NEIGHBOURING_RELATIONS:
-        raise ValueError(f"unknown neighbouring relation {relation!r}; valid: {sorted(NEIGHBOURING_RELATIONS)}")
+        raise ValueError(
+            f"unknown neighbouring relation {relation!r}; valid: {sorted(NEIGHBOURING_RELATIONS)}"
+        )
     X1, X0 = np.asarray(X1, float), np.asarray(X0, float)
     if X1.ndim != 2 or X0.ndim != 2 or X1.shape[1] != X0.shape[1]:
-        raise NotNeighbours(f"shapes {X1.shape} and {X0.shape} are not two datasets of the same dimension")
+        raise NotNeighbours(
+            f"shapes {X1.shape} and {X0.shape} are not two datasets of the same dimension"
+        )
     for lab, X in (("D", X1), ("D'", X0)):
         nrm = np.linalg.norm(X, axis=1)
         if np.any(nrm > row_norm_bound * (1 + ROW_NORM_TOLERANCE)):
@@ -218,40 +273,62 @@ def check_neighbours(X1: np.ndarray, X0: np.ndarray, relation: str, *, row_norm_
     rel = "replace-one-row" if relation == "none" else relation
     if rel in ("replace-one-row", "zero-out-one-row"):
         if X1.shape != X0.shape:
-            raise NotNeighbours(f"{rel} needs datasets of the same size, got {X1.shape[0]} and {X0.shape[0]} rows")
+            raise NotNeighbours(
+                f"{rel} needs datasets of the same size, got {X1.shape[0]} and {X0.shape[0]} rows"
+            )
         rows = np.flatnonzero(np.any(X1 != X0, axis=1))
         if rows.size != 1:
             raise NotNeighbours(f"{rel} needs exactly one differing row, got {rows.size}")
         if rel == "zero-out-one-row":
             i = rows[0]
             if np.any(X1[i] != 0) and np.any(X0[i] != 0):
-                raise NotNeighbours("zero-out-one-row: neither version of the differing row is the zero vector")
+                raise NotNeighbours(
+                    "zero-out-one-row: neither version of the differing row is the zero vector"
+                )
     elif rel == "add-remove-one-row":
         big, small = (X1, X0) if X1.shape[0] > X0.shape[0] else (X0, X1)
         if big.shape[0] != small.shape[0] + 1:
-            raise NotNeighbours(f"add-remove-one-row needs sizes differing by one, got {X1.shape[0]} and {X0.shape[0]}")
+            raise NotNeighbours(
+                f"add-remove-one-row needs sizes differing by one, got {X1.shape[0]} and {X0.shape[0]}"
+            )
         mism = np.flatnonzero(np.any(big[:-1] != small, axis=1))
-        i = int(mism[0]) if mism.size else small.shape[0]   # first position where they disagree
+        i = int(mism[0]) if mism.size else small.shape[0]  # first position where they disagree
         if not np.array_equal(np.delete(big, i, axis=0), small):
-            raise NotNeighbours("add-remove-one-row: removing one row of the larger dataset does not give the other")
+            raise NotNeighbours(
+                "add-remove-one-row: removing one row of the larger dataset does not give the other"
+            )
     elif rel == "entry-level":
         if X1.shape[0] != X0.shape[0] and abs(X1.shape[0] - X0.shape[0]) != 1:
             raise NotNeighbours("entry-level pairs here differ by at most one row")
         diff = X1.T @ X1 - X0.T @ X0
         nz = np.abs(diff) > 1e-12
         if int(nz.sum()) != 1 or float(np.abs(diff).max()) > 1 + 1e-9:
-            raise NotNeighbours(f"entry-level needs XᵀX to differ in one entry by <= 1, got {int(nz.sum())} entries")
-    else:   # a relation added to the list after this audit was written
-        raise NotImplementedError(f"the audit has no neighbour check for relation {relation!r}; add one to "
-                                  "experiments/audit/designs.py:check_neighbours")
+            raise NotNeighbours(
+                f"entry-level needs XᵀX to differ in one entry by <= 1, got {int(nz.sum())} entries"
+            )
+    else:  # a relation added to the list after this audit was written
+        raise NotImplementedError(
+            f"the audit has no neighbour check for relation {relation!r}; add one to "
+            "experiments/audit/designs.py:check_neighbours"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # A catalogue of designs
 # ---------------------------------------------------------------------------------------------
 
-def pair_design(base: np.ndarray, a: np.ndarray, b: np.ndarray | None, relation: str, name: str,
-                description: str, *, k: int = 1, position: int = 0) -> AuditDesign:
+
+def pair_design(
+    base: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray | None,
+    relation: str,
+    name: str,
+    description: str,
+    *,
+    k: int = 1,
+    position: int = 0,
+) -> AuditDesign:
     """D = base with row ``a`` inserted at ``position``; D′ per ``relation``: ``b`` there (replace),
     nothing (add-remove), the zero row (zero-out, entry-level).  Checked with :func:`check_neighbours`."""
     d = a.shape[0]
@@ -274,7 +351,9 @@ def pair_design(base: np.ndarray, a: np.ndarray, b: np.ndarray | None, relation:
         raise NotImplementedError(f"no pair construction for relation {relation!r}")
     check_neighbours(X1, X0, rel)
     if rel != "replace-one-row":
-        description += f" ({rel}: D′ has {'no row' if rel == 'add-remove-one-row' else 'the zero row'} there)"
+        description += (
+            f" ({rel}: D′ has {'no row' if rel == 'add-remove-one-row' else 'the zero row'} there)"
+        )
     return AuditDesign(X1, X0, rel, name, description, "features", k=k)
 
 
@@ -301,8 +380,14 @@ def count_scales(name: str, epsilon: float | None, delta: float | None, k: int =
     return sorted(set(scales))
 
 
-def catalogue(relation: str, *, name: str = "", epsilon: float | None = None, delta: float | None = None,
-              max_rows: int = 400) -> list[AuditDesign]:
+def catalogue(
+    relation: str,
+    *,
+    name: str = "",
+    epsilon: float | None = None,
+    delta: float | None = None,
+    max_rows: int = 400,
+) -> list[AuditDesign]:
     """The catalogue of structured designs for ``relation`` (every one checked to be a neighbouring pair).
 
     Families (d, k in the name): rows of norm exactly 1 against zero rows; a unit row against the
@@ -327,33 +412,88 @@ def catalogue(relation: str, *, name: str = "", epsilon: float | None = None, de
     scales = count_scales(name, epsilon, delta)
     # unit rows and zero rows
     for n in (2, 30, 200):
-        add(np.zeros((n - 1, 2)), e(2, 0), e(2, 1), f"zero-base n={n} d=2", f"{n - 1} zero rows; e1 vs e2")
-    add(np.tile((e(2, 0) + e(2, 1)) / math.sqrt(2), (199, 1)), e(2, 0), e(2, 1), "axis45 n=200 d=2",
-        "199 rows (e1+e2)/sqrt2; e1 vs e2")
+        add(
+            np.zeros((n - 1, 2)),
+            e(2, 0),
+            e(2, 1),
+            f"zero-base n={n} d=2",
+            f"{n - 1} zero rows; e1 vs e2",
+        )
+    add(
+        np.tile((e(2, 0) + e(2, 1)) / math.sqrt(2), (199, 1)),
+        e(2, 0),
+        e(2, 1),
+        "axis45 n=200 d=2",
+        "199 rows (e1+e2)/sqrt2; e1 vs e2",
+    )
     if rel == "replace-one-row":
-        add(np.zeros((29, 2)), e(2, 0), np.zeros(2), "unit-vs-zero n=30 d=2", "29 zero rows; e1 vs the zero row")
-        add(_rows((15, e(2, 0)), (14, e(2, 1))), e(2, 0), (e(2, 0) + e(2, 1)) / math.sqrt(2), "oblique n=30 d=2",
-            "15 e1 + 14 e2; e1 vs (e1+e2)/sqrt2")
+        add(
+            np.zeros((29, 2)),
+            e(2, 0),
+            np.zeros(2),
+            "unit-vs-zero n=30 d=2",
+            "29 zero rows; e1 vs the zero row",
+        )
+        add(
+            _rows((15, e(2, 0)), (14, e(2, 1))),
+            e(2, 0),
+            (e(2, 0) + e(2, 1)) / math.sqrt(2),
+            "oblique n=30 d=2",
+            "15 e1 + 14 e2; e1 vs (e1+e2)/sqrt2",
+        )
     # repeated (degenerate) eigenvalues, broken by the differing row
     for m in (1, 10, 100):
-        add(_rows((m, e(2, 0)), (m, e(2, 1))), e(2, 0), e(2, 1), f"repeated-eig n={2 * m + 1} d=2",
-            f"{m} e1 + {m} e2 (lambda1 = lambda2); e1 vs e2")
-        add(_rows((m, e(3, 0)), (m, e(3, 1)), (m, e(3, 2))), e(3, 0), e(3, 1), f"isotropic n={3 * m + 1} d=3",
-            f"{m} rows on each axis of R^3; e1 vs e2")
+        add(
+            _rows((m, e(2, 0)), (m, e(2, 1))),
+            e(2, 0),
+            e(2, 1),
+            f"repeated-eig n={2 * m + 1} d=2",
+            f"{m} e1 + {m} e2 (lambda1 = lambda2); e1 vs e2",
+        )
+        add(
+            _rows((m, e(3, 0)), (m, e(3, 1)), (m, e(3, 2))),
+            e(3, 0),
+            e(3, 1),
+            f"isotropic n={3 * m + 1} d=3",
+            f"{m} rows on each axis of R^3; e1 vs e2",
+        )
     # rank-one base, differing rows outside its span: candidate sets differ between D and D'
     for c in sorted(set(scales)):
         if c + 1 > max_rows:
             continue
-        add(np.tile(e(3, 0), (c, 1)), e(3, 1), e(3, 2), f"rank1-base c={c} d=3", f"{c} rows e1; e2 vs e3")
-        add(_rows((c, e(2, 0)), (max(1, c // 2), e(2, 1))), e(2, 0), e(2, 1), f"two-axes c={c} d=2",
-            f"{c} e1 + {max(1, c // 2)} e2; e1 vs e2")
+        add(
+            np.tile(e(3, 0), (c, 1)),
+            e(3, 1),
+            e(3, 2),
+            f"rank1-base c={c} d=3",
+            f"{c} rows e1; e2 vs e3",
+        )
+        add(
+            _rows((c, e(2, 0)), (max(1, c // 2), e(2, 1))),
+            e(2, 0),
+            e(2, 1),
+            f"two-axes c={c} d=2",
+            f"{c} e1 + {max(1, c // 2)} e2; e1 vs e2",
+        )
     # small n
-    add(np.array([e(2, 0)]), e(2, 1), (e(2, 0) + e(2, 1)) / math.sqrt(2), "small n=2 d=2", "e1; e2 vs (e1+e2)/sqrt2")
+    add(
+        np.array([e(2, 0)]),
+        e(2, 1),
+        (e(2, 0) + e(2, 1)) / math.sqrt(2),
+        "small n=2 d=2",
+        "e1; e2 vs (e1+e2)/sqrt2",
+    )
     add(np.array([e(3, 0), e(3, 1)]), e(3, 2), e(3, 0), "small n=3 d=3", "e1, e2; e3 vs e1")
     # k = 2, d = 4 and d = 5
     for c in (1, 10):
-        add(_rows((c, e(4, 0)), (c, e(4, 1))), e(4, 2), e(4, 3), f"k2 c={c} d=4",
-            f"{c} e1 + {c} e2 in R^4; e3 vs e4 (k = 2)", k=2)
+        add(
+            _rows((c, e(4, 0)), (c, e(4, 1))),
+            e(4, 2),
+            e(4, 3),
+            f"k2 c={c} d=4",
+            f"{c} e1 + {c} e2 in R^4; e3 vs e4 (k = 2)",
+            k=2,
+        )
     add(np.tile(e(5, 0), (30, 1)), e(5, 1), e(5, 4), "d5 n=31", "30 rows e1 in R^5; e2 vs e5")
     if rel == "replace-one-row":
         for m in release_scales(name, epsilon, delta):
@@ -391,31 +531,79 @@ def subspace_release_family(m: int) -> list[tuple]:
     """
     out = []
     ang = np.linspace(0.1, 3.0, m)
-    out.append((_in_plane(ang[1:]), _in_plane(ang[0])[0], _in_plane(1.3)[0], f"coplanar m={m} k=2 d=3",
-                f"{m - 1} in-plane rows at angles linspace(0.1, 3, {m}); angle 0.1 vs 1.3 (same plane)", 2))
+    out.append(
+        (
+            _in_plane(ang[1:]),
+            _in_plane(ang[0])[0],
+            _in_plane(1.3)[0],
+            f"coplanar m={m} k=2 d=3",
+            f"{m - 1} in-plane rows at angles linspace(0.1, 3, {m}); angle 0.1 vs 1.3 (same plane)",
+            2,
+        )
+    )
     e1 = np.array([1.0, 0.0, 0.0])
     h = (m - 1) // 2
     generic = _in_plane(np.linspace(0.3, 2.9, m - 1 - h))
     for theta in (1e-9, 2e-7, 1e-5):
         near = _in_plane(theta)[0]
-        out.append((np.vstack([np.tile(e1, (h, 1)), generic]), near, e1, f"near-dup {theta:g} m={m} k=2 d=3",
-                    f"{h} rows e1 + {m - 1 - h} in-plane rows; direction {theta:g} rad from e1 vs e1", 2))
-        out.append((np.tile(e1, (m - 1, 1)), near, e1, f"near-dup {theta:g} m={m} k=1 d=3",
-                    f"{m - 1} rows e1; direction {theta:g} rad from e1 vs e1", 1))
-    v = np.array([0.0625, 0.03125, -0.0625])          # short mantissas: 5v and 7v are exact
+        out.append(
+            (
+                np.vstack([np.tile(e1, (h, 1)), generic]),
+                near,
+                e1,
+                f"near-dup {theta:g} m={m} k=2 d=3",
+                f"{h} rows e1 + {m - 1 - h} in-plane rows; direction {theta:g} rad from e1 vs e1",
+                2,
+            )
+        )
+        out.append(
+            (
+                np.tile(e1, (m - 1, 1)),
+                near,
+                e1,
+                f"near-dup {theta:g} m={m} k=1 d=3",
+                f"{m - 1} rows e1; direction {theta:g} rad from e1 vs e1",
+                1,
+            )
+        )
+    v = np.array([0.0625, 0.03125, -0.0625])  # short mantissas: 5v and 7v are exact
     w = np.array([0.03125, -0.0625, 0.0])
     for c in (5.0, 7.0):
-        out.append((np.tile(v, (m - 1, 1)), c * v, v, f"rescaled {c:g}x m={m} k=1 d=3",
-                    f"{m - 1} rows v; {c:g}v vs v (same line)", 1))
+        out.append(
+            (
+                np.tile(v, (m - 1, 1)),
+                c * v,
+                v,
+                f"rescaled {c:g}x m={m} k=1 d=3",
+                f"{m - 1} rows v; {c:g}v vs v (same line)",
+                1,
+            )
+        )
         plane = np.vstack([np.tile(v, (h, 1)), np.tile(w, (m - 1 - h, 1))])
-        out.append((plane, c * v, v, f"rescaled {c:g}x m={m} k=2 d=3",
-                    f"{h} rows v + {m - 1 - h} rows w; {c:g}v vs v (same line)", 2))
+        out.append(
+            (
+                plane,
+                c * v,
+                v,
+                f"rescaled {c:g}x m={m} k=2 d=3",
+                f"{h} rows v + {m - 1 - h} rows w; {c:g}v vs v (same line)",
+                2,
+            )
+        )
     return out
 
 
-def random_designs(relation: str, count: int, rng: np.random.Generator, *, name: str = "",
-                   epsilon: float | None = None, delta: float | None = None, max_rows: int = 400,
-                   k_max: int = 2) -> list[AuditDesign]:
+def random_designs(
+    relation: str,
+    count: int,
+    rng: np.random.Generator,
+    *,
+    name: str = "",
+    epsilon: float | None = None,
+    delta: float | None = None,
+    max_rows: int = 400,
+    k_max: int = 2,
+) -> list[AuditDesign]:
     """``count`` random designs: d ∈ {2, 3, 4}, k ∈ {1, .., min(k_max, d − 1)}, a base of one to three
     directions (an axis or a uniformly random unit vector) with counts drawn from
     :func:`count_scales` (± 1), and differing rows each drawn among: a fresh axis, a base direction,
@@ -439,7 +627,7 @@ def random_designs(relation: str, count: int, rng: np.random.Generator, *, name:
         counts = [max(0, int(rng.choice(scales)) + int(rng.integers(-1, 2))) for _ in dirs]
         if sum(counts) + 1 > max_rows or sum(counts) == 0:
             continue
-        if k > 1 and sum(counts) > 40:   # the exact estimator's search is combinatorial in C(n, k)
+        if k > 1 and sum(counts) > 40:  # the exact estimator's search is combinatorial in C(n, k)
             k = 1
         base = _rows(*zip(counts, dirs))
         base = base[rng.permutation(base.shape[0])]
@@ -463,8 +651,10 @@ def random_designs(relation: str, count: int, rng: np.random.Generator, *, name:
         if np.allclose(a, b):
             continue
         pos = 0 if rng.random() < 0.5 else -1
-        desc = (f"random: R^{d}, k={k}, base counts {counts} on {len(dirs)} direction(s); differing row {la} "
-                f"vs {lb if rel == 'replace-one-row' else rel}, position {'first' if pos == 0 else 'last'}")
+        desc = (
+            f"random: R^{d}, k={k}, base counts {counts} on {len(dirs)} direction(s); differing row {la} "
+            f"vs {lb if rel == 'replace-one-row' else rel}, position {'first' if pos == 0 else 'last'}"
+        )
         try:
             out.append(pair_design(base, a, b, rel, f"random#{len(out)}", desc, k=k, position=pos))
         except NotNeighbours:

@@ -26,16 +26,29 @@ from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 from .bounds import audit_scores
 from .common import accepted_params, audit_params, resolve, verdict
 from .designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
-from .statistics import STATISTICS
 from .search import search_audit
-from .variants import SUBSPACE_EXACT_VARIANTS, bypass_norm_check, miscalibrated, noise_cut, subspace_exact_variant
-from .whitebox import WHITEBOX_PARAMS, whitebox_audit
+from .statistics import STATISTICS
+from .variants import (
+    SUBSPACE_EXACT_VARIANTS,
+    bypass_norm_check,
+    miscalibrated,
+    noise_cut,
+    subspace_exact_variant,
+)
+from .whitebox import whitebox_audit
 
 log = logging.getLogger(__name__)
 
 
-def run_trials(mech: Callable[..., MechanismOutput], X: np.ndarray, k: int, trials: int,
-               rng: np.random.Generator, statistic: str | Callable = "proj_e1", **params) -> np.ndarray:
+def run_trials(
+    mech: Callable[..., MechanismOutput],
+    X: np.ndarray,
+    k: int,
+    trials: int,
+    rng: np.random.Generator,
+    statistic: str | Callable = "proj_e1",
+    **params,
+) -> np.ndarray:
     """Statistic of ``trials`` independent runs of ``mech(X, k, rng=rng, **params)``."""
     stat = STATISTICS[statistic] if isinstance(statistic, str) else statistic
     out = np.empty(int(trials))
@@ -44,12 +57,25 @@ def run_trials(mech: Callable[..., MechanismOutput], X: np.ndarray, k: int, tria
     return out
 
 
-def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, delta: float | None = None,
-                    trials: int = 20000, confidence: float = 0.95, seed: int = 0,
-                    calibration_fraction: float = 0.5, thresholds: Sequence[float] | None = None,
-                    d: int = 2, n: int | None = None, k: int = 1, row_norm: float = 1.0,
-                    design: AuditDesign | None = None, design_name: str | None = None,
-                    design_epsilon: float | None = None, **mechanism_params) -> dict:
+def audit_mechanism(
+    mechanism: str | Callable,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    trials: int = 20000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    calibration_fraction: float = 0.5,
+    thresholds: Sequence[float] | None = None,
+    d: int = 2,
+    n: int | None = None,
+    k: int = 1,
+    row_norm: float = 1.0,
+    design: AuditDesign | None = None,
+    design_name: str | None = None,
+    design_epsilon: float | None = None,
+    **mechanism_params,
+) -> dict:
     """Audit one mechanism: run it ``trials`` times on each of two neighbouring datasets.
 
     ``mechanism``: a registry name or a callable ``f(X, k, *, rng, **params) -> MechanismOutput``
@@ -71,26 +97,50 @@ def audit_mechanism(mechanism: str | Callable, *, epsilon: float | None = None, 
         probe = fn(probe_X, k, rng=np.random.default_rng([seed, 7, 99]), **params)
         g0 = probe.guarantee
         eps_design = design_epsilon or (g0.epsilon if epsilon is None else epsilon)
-        design = design_for(design_name, g0.neighbouring, epsilon=eps_design, delta=g0.delta, d=d, n=n,
-                            row_norm=row_norm)
+        design = design_for(
+            design_name,
+            g0.neighbouring,
+            epsilon=eps_design,
+            delta=g0.delta,
+            d=d,
+            n=n,
+            row_norm=row_norm,
+        )
     design.k = k
     rng1, rng0 = np.random.default_rng([seed, 7, 1]), np.random.default_rng([seed, 7, 0])
     first = fn(design.X1, k, rng=rng1, **params)
     g = first.guarantee
     stat = STATISTICS[design.statistic]
-    s1 = np.concatenate([[stat(first.components)],
-                         run_trials(fn, design.X1, k, trials - 1, rng1, design.statistic, **params)])
+    s1 = np.concatenate(
+        [
+            [stat(first.components)],
+            run_trials(fn, design.X1, k, trials - 1, rng1, design.statistic, **params),
+        ]
+    )
     s0 = run_trials(fn, design.X0, k, trials, rng0, design.statistic, **params)
     seconds = time.perf_counter() - t0
-    res = audit_scores(s1, s0, delta=g.delta, confidence=confidence,
-                       calibration_fraction=calibration_fraction, thresholds=thresholds)
+    res = audit_scores(
+        s1,
+        s0,
+        delta=g.delta,
+        confidence=confidence,
+        calibration_fraction=calibration_fraction,
+        thresholds=thresholds,
+    )
     claimed = float(g.epsilon)
     lower = res["audited_epsilon_lower"]
     result = {
-        "mechanism": name, "claimed_epsilon": claimed, "delta": float(g.delta),
-        "declared_neighbouring": g.neighbouring, "guarantee_exact": bool(g.exact),
-        **design.summary(), **res, "trials": int(trials), "seed": int(seed),
-        "mechanism_params": params, "seconds": seconds,
+        "mechanism": name,
+        "claimed_epsilon": claimed,
+        "delta": float(g.delta),
+        "declared_neighbouring": g.neighbouring,
+        "guarantee_exact": bool(g.exact),
+        **design.summary(),
+        **res,
+        "trials": int(trials),
+        "seed": int(seed),
+        "mechanism_params": params,
+        "seconds": seconds,
         "violation": bool(lower > claimed),
         "verdict": verdict(claimed, lower, res["at_ceiling"]),
     }
@@ -110,8 +160,6 @@ def available_mechanisms() -> tuple[list[str], dict[str, str]]:
     return ok, skipped
 
 
-
-
 def run_audit(cfg) -> dict:
     """``python run.py experiment=audit mechanism=NAME``: audit one mechanism, store and print the result.
 
@@ -125,8 +173,8 @@ def run_audit(cfg) -> dict:
     from omegaconf import OmegaConf
 
     from ..provenance import git_commit, package_versions
-    from ..results import ResultStore, record_id
     from ..records import emit, mechanism_params, results_root
+    from ..results import ResultStore, record_id
 
     e = cfg.experiment
     if e.get("mechanism"):
@@ -147,22 +195,38 @@ def run_audit(cfg) -> dict:
     caps = e.get("epsilon_cap")
     cap = None if caps is None else caps.get(name)
     capped = False
-    if cap is not None and "epsilon" in params and params["epsilon"] is not None and params["epsilon"] > cap:
+    if (
+        cap is not None
+        and "epsilon" in params
+        and params["epsilon"] is not None
+        and params["epsilon"] > cap
+    ):
         params["epsilon"], capped = float(cap), True
     noise_factor = e.get("noise_factor")
     row_norm = float(e.get("row_norm", 1.0))
     variant = e.get("variant")
     overshoot = float(e.get("overshoot", 1.25))
     if variant == "noise_cut":
-        mech = noise_cut(name, overshoot=overshoot, **{kk: v for kk, v in params.items()
-                                                       if kk not in ("keep_subspaces", "iterations", "block_size")})
+        mech = noise_cut(
+            name,
+            overshoot=overshoot,
+            **{
+                kk: v
+                for kk, v in params.items()
+                if kk not in ("keep_subspaces", "iterations", "block_size")
+            },
+        )
     elif variant in SUBSPACE_EXACT_VARIANTS:
         if name != "subspace_exact":
-            raise ValueError(f"experiment.variant={variant} is a known-broken subspace_exact (mechanism subspace_exact)")
+            raise ValueError(
+                f"experiment.variant={variant} is a known-broken subspace_exact (mechanism subspace_exact)"
+            )
         mech = subspace_exact_variant(str(variant))
     elif variant is not None:
-        raise ValueError(f"experiment.variant must be null, noise_cut or one of {sorted(SUBSPACE_EXACT_VARIANTS)}, "
-                         f"got {variant!r}")
+        raise ValueError(
+            f"experiment.variant must be null, noise_cut or one of {sorted(SUBSPACE_EXACT_VARIANTS)}, "
+            f"got {variant!r}"
+        )
     elif noise_factor is not None:
         mech = miscalibrated(name, float(noise_factor))
     elif row_norm > 1.0:
@@ -171,19 +235,38 @@ def run_audit(cfg) -> dict:
         mech = name
     _, fn = resolve(mech)
     params = accepted_params(fn, params)
-    key = {"experiment": str(e.name), "mechanism": name, "mechanism_params": dict(params),
-           "trials": int(e.trials), "confidence": float(e.confidence), "seed": int(cfg.seed),
-           "d": int(e.d), "n": None if e.get("n") is None else int(e.n), "k": int(e.k),
-           "row_norm": row_norm, "noise_factor": None if noise_factor is None else float(noise_factor),
-           "calibration_fraction": float(e.calibration_fraction), "design_epsilon": e.get("design_epsilon")}
-    if mode != "design" or variant is not None:   # keys of the new modes (old records keep their ids)
-        key.update(mode=mode, variant=variant, overshoot=overshoot,
-                   calibration_trials=int(e.get("calibration_trials", 300)), n_random=int(e.get("n_random", 12)),
-                   use_catalogue=bool(e.get("use_catalogue", True)), time_budget=e.get("time_budget"))
+    key = {
+        "experiment": str(e.name),
+        "mechanism": name,
+        "mechanism_params": dict(params),
+        "trials": int(e.trials),
+        "confidence": float(e.confidence),
+        "seed": int(cfg.seed),
+        "d": int(e.d),
+        "n": None if e.get("n") is None else int(e.n),
+        "k": int(e.k),
+        "row_norm": row_norm,
+        "noise_factor": None if noise_factor is None else float(noise_factor),
+        "calibration_fraction": float(e.calibration_fraction),
+        "design_epsilon": e.get("design_epsilon"),
+    }
+    if (
+        mode != "design" or variant is not None
+    ):  # keys of the new modes (old records keep their ids)
+        key.update(
+            mode=mode,
+            variant=variant,
+            overshoot=overshoot,
+            calibration_trials=int(e.get("calibration_trials", 300)),
+            n_random=int(e.get("n_random", 12)),
+            use_catalogue=bool(e.get("use_catalogue", True)),
+            time_budget=e.get("time_budget"),
+        )
     store = ResultStore(results_root(cfg))
     rid = record_id(key)
     if store.path(rid).exists():
         import json
+
         with open(store.path(rid)) as fh:
             record = json.load(fh)
         record["written"] = False
@@ -193,37 +276,93 @@ def run_audit(cfg) -> dict:
         dl = params.pop("delta", None)
         n = None if e.get("n") is None else int(e.n)
         if mode == "design":
-            res = audit_mechanism(mech, epsilon=eps, delta=dl, trials=int(e.trials), confidence=float(e.confidence),
-                                  seed=int(cfg.seed), calibration_fraction=float(e.calibration_fraction),
-                                  d=int(e.d), n=n, k=int(e.k), row_norm=row_norm, design_name=name,
-                                  design_epsilon=e.get("design_epsilon"), **params)
+            res = audit_mechanism(
+                mech,
+                epsilon=eps,
+                delta=dl,
+                trials=int(e.trials),
+                confidence=float(e.confidence),
+                seed=int(cfg.seed),
+                calibration_fraction=float(e.calibration_fraction),
+                d=int(e.d),
+                n=n,
+                k=int(e.k),
+                row_norm=row_norm,
+                design_name=name,
+                design_epsilon=e.get("design_epsilon"),
+                **params,
+            )
         elif mode == "search":
-            res = search_audit(mech, epsilon=eps, delta=dl, trials=int(e.trials),
-                               calibration_trials=int(e.get("calibration_trials", 300)),
-                               n_random=int(e.get("n_random", 12)), use_catalogue=bool(e.get("use_catalogue", True)),
-                               time_budget=None if e.get("time_budget") is None else float(e.time_budget),
-                               seed=int(cfg.seed), confidence=float(e.confidence), **params)
+            res = search_audit(
+                mech,
+                epsilon=eps,
+                delta=dl,
+                trials=int(e.trials),
+                calibration_trials=int(e.get("calibration_trials", 300)),
+                n_random=int(e.get("n_random", 12)),
+                use_catalogue=bool(e.get("use_catalogue", True)),
+                time_budget=None if e.get("time_budget") is None else float(e.time_budget),
+                seed=int(cfg.seed),
+                confidence=float(e.confidence),
+                **params,
+            )
         else:
             for kk in ("iterations", "block_size", "keep_subspaces"):
                 params.pop(kk, None)
-            res = whitebox_audit(mech, epsilon=eps, delta=dl, trials=int(e.trials), confidence=float(e.confidence),
-                                 seed=int(cfg.seed), calibration_fraction=float(e.calibration_fraction), n=n, **params)
+            res = whitebox_audit(
+                mech,
+                epsilon=eps,
+                delta=dl,
+                trials=int(e.trials),
+                confidence=float(e.confidence),
+                seed=int(cfg.seed),
+                calibration_fraction=float(e.calibration_fraction),
+                n=n,
+                **params,
+            )
         res["mechanism"] = getattr(mech, "audit_name", name)
         res.setdefault("mode", mode)
-        res.setdefault("verdict", verdict(res["claimed_epsilon"], res["audited_epsilon_lower"],
-                                           bool(res.get("at_ceiling", False))))
-        record = {"run_key": key, "experiment": str(e.name), **res, "epsilon_capped": capped,
-                  "config": OmegaConf.to_container(cfg, resolve=True), "versions": package_versions(),
-                  "git_commit": git_commit(), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        res.setdefault(
+            "verdict",
+            verdict(
+                res["claimed_epsilon"],
+                res["audited_epsilon_lower"],
+                bool(res.get("at_ceiling", False)),
+            ),
+        )
+        record = {
+            "run_key": key,
+            "experiment": str(e.name),
+            **res,
+            "epsilon_capped": capped,
+            "config": OmegaConf.to_container(cfg, resolve=True),
+            "versions": package_versions(),
+            "git_commit": git_commit(),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         rid, written = store.write(record)
         record["record_id"], record["written"] = rid, written
     if not cfg.quiet:
-        extra_txt = (f", exact epsilon(delta) of the noisy statistic {record['exact_epsilon']:.4f}"
-                     if "exact_epsilon" in record else "")
-        log.info("audit[%s] %s: claimed epsilon %s (delta %g, %s), audited lower bound %.4f at confidence %.3g "
-                 "(%d trials per dataset, %.1f s)%s: %s", record.get("mode", "design"), record["mechanism"],
-                 record["claimed_epsilon"], record["delta"], record["neighbouring"], record["audited_epsilon_lower"],
-                 record["confidence"], record["trials"], record["seconds"], extra_txt, record["verdict"])
+        extra_txt = (
+            f", exact epsilon(delta) of the noisy statistic {record['exact_epsilon']:.4f}"
+            if "exact_epsilon" in record
+            else ""
+        )
+        log.info(
+            "audit[%s] %s: claimed epsilon %s (delta %g, %s), audited lower bound %.4f at confidence %.3g "
+            "(%d trials per dataset, %.1f s)%s: %s",
+            record.get("mode", "design"),
+            record["mechanism"],
+            record["claimed_epsilon"],
+            record["delta"],
+            record["neighbouring"],
+            record["audited_epsilon_lower"],
+            record["confidence"],
+            record["trials"],
+            record["seconds"],
+            extra_txt,
+            record["verdict"],
+        )
     out = {k: v for k, v in record.items() if k not in ("config",)}
     emit(out, cfg)
     return out

@@ -38,15 +38,15 @@ def _proj(V: np.ndarray | None, i: int) -> float:
 
 #: name -> function(components) -> float (⊥ outputs, components None, map to -1)
 STATISTICS: dict[str, Callable[[np.ndarray | None], float]] = {
-    "proj_e1": lambda V: _proj(V, 0),                      # ‖V̂ᵀe₁‖²
+    "proj_e1": lambda V: _proj(V, 0),  # ‖V̂ᵀe₁‖²
     "proj_e1_minus_e2": lambda V: -2.0 if V is None else _proj(V, 0) - _proj(V, 1),
 }
-
 
 
 # ---------------------------------------------------------------------------------------------
 # Families of statistics for the automatic search
 # ---------------------------------------------------------------------------------------------
+
 
 def _unit_rows(M: np.ndarray) -> np.ndarray:
     M = np.atleast_2d(np.asarray(M, float))
@@ -65,16 +65,20 @@ def _orth(B: np.ndarray) -> np.ndarray | None:
 class FeatureSet:
     """Reference directions and subspaces defining a vector of statistics of an output."""
 
-    directions: np.ndarray                      # m x d, unit rows
+    directions: np.ndarray  # m x d, unit rows
     direction_names: list[str]
-    subspaces: list[np.ndarray] = field(default_factory=list)   # each d x j orthonormal
+    subspaces: list[np.ndarray] = field(default_factory=list)  # each d x j orthonormal
     subspace_names: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
-        return (["bottom"] + [f"proj[{n}]" for n in self.direction_names]
-                + [f"span[{n}]" for n in self.subspace_names] + [f"angle[{n}]" for n in self.subspace_names]
-                + [f"col1[{n}]" for n in self.direction_names])
+        return (
+            ["bottom"]
+            + [f"proj[{n}]" for n in self.direction_names]
+            + [f"span[{n}]" for n in self.subspace_names]
+            + [f"angle[{n}]" for n in self.subspace_names]
+            + [f"col1[{n}]" for n in self.direction_names]
+        )
 
     def __call__(self, V: np.ndarray | None) -> np.ndarray:
         m, s = len(self.direction_names), len(self.subspace_names)
@@ -85,15 +89,21 @@ class FeatureSet:
         span, angle = np.empty(s), np.empty(s)
         for i, R in enumerate(self.subspaces):
             sv = np.linalg.svd(V.T @ R, compute_uv=False)
-            span[i] = float(np.sum(sv ** 2))
+            span[i] = float(np.sum(sv**2))
             # largest principal angle between span(V) and R (over the smaller of the two dimensions)
             angle[i] = float(sv.min() ** 2) if sv.size else 0.0
         col1 = self.directions @ V[:, 0]
         return np.concatenate([[0.0], proj, span, angle, col1])
 
 
-def design_features(X1: np.ndarray, X0: np.ndarray, k: int, *, n_random: int = 4,
-                    rng: np.random.Generator | None = None) -> FeatureSet:
+def design_features(
+    X1: np.ndarray,
+    X0: np.ndarray,
+    k: int,
+    *,
+    n_random: int = 4,
+    rng: np.random.Generator | None = None,
+) -> FeatureSet:
     """The statistics the search tries on a design: built from the two datasets only (never told a bug).
 
     Directions: the coordinate axes, every distinct row of the symmetric difference of the two
@@ -143,7 +153,11 @@ def design_features(X1: np.ndarray, X0: np.ndarray, k: int, *, n_random: int = 4
         add_sub(U, f"topk({lab})")
     # candidate spans: each distinct data direction, completed to dimension k by data directions
     uniq = _unit_rows(np.unique(np.round(np.vstack([X1, X0]), 12), axis=0))
-    uniq = [u for i, u in enumerate(uniq) if not any(abs(abs(float(u @ w)) - 1) < 1e-9 for w in uniq[:i])]
+    uniq = [
+        u
+        for i, u in enumerate(uniq)
+        if not any(abs(abs(float(u @ w)) - 1) < 1e-9 for w in uniq[:i])
+    ]
     for i, u in enumerate(uniq[:12]):
         others = [w for w in uniq if abs(abs(float(u @ w)) - 1) > 1e-9][: k - 1]
         add_sub(np.column_stack([u] + others) if k > 1 else u[:, None], f"cand{i}")
@@ -174,12 +188,13 @@ class ModalRelease:
     bit for bit and after rounding to ``decimals``: chosen on the calibration runs, fixed for
     certification."""
 
-    modes: dict[str, bytes | None]            # statistic name -> modal bytes
+    modes: dict[str, bytes | None]  # statistic name -> modal bytes
     decimals: int = 9
 
     @classmethod
-    def from_calibration(cls, raw1: list[np.ndarray | None], raw0: list[np.ndarray | None],
-                         decimals: int = 9) -> "ModalRelease":
+    def from_calibration(
+        cls, raw1: list[np.ndarray | None], raw0: list[np.ndarray | None], decimals: int = 9
+    ) -> "ModalRelease":
         modes = {}
         for side, raw in (("D", raw1), ("D'", raw0)):
             modes[f"same[{side}]"] = _mode([release_bytes(V) for V in raw])

@@ -25,16 +25,27 @@ from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 from .whitebox import exact_epsilon, measure_mu
 
-
 #: mechanism -> (module, noise-scale function looked up by the mechanism at call time)
-NOISE_FUNCTIONS = {   # every noise-scale function a call may use, for each calibration (paper, tight, ...)
+NOISE_FUNCTIONS = {  # every noise-scale function a call may use, for each calibration (paper, tight, ...)
     "mod_sulq": ("mechanisms.mod_sulq", ("mod_sulq_noise_scale", "mod_sulq_noise_scale_tight")),
-    "analyze_gauss": ("mechanisms.analyze_gauss", ("analyze_gauss_noise_scale", "analyze_gauss_noise_scale_tight")),
-    "noisy_power": ("mechanisms.noisy_power", ("noisy_power_noise_scale", "noisy_power_row_noise_scale",
-                                               "noisy_power_zcdp_noise_scale", "noisy_power_tight_noise_scale",
-                                               "noisy_power_laplace_scale")),
-    "online_pca": ("mechanisms.online_pca", ("tree_node_noise_scale", "algorithm1_noise_scale",
-                                             "algorithm2_noise_scale_tight")),
+    "analyze_gauss": (
+        "mechanisms.analyze_gauss",
+        ("analyze_gauss_noise_scale", "analyze_gauss_noise_scale_tight"),
+    ),
+    "noisy_power": (
+        "mechanisms.noisy_power",
+        (
+            "noisy_power_noise_scale",
+            "noisy_power_row_noise_scale",
+            "noisy_power_zcdp_noise_scale",
+            "noisy_power_tight_noise_scale",
+            "noisy_power_laplace_scale",
+        ),
+    ),
+    "online_pca": (
+        "mechanisms.online_pca",
+        ("tree_node_noise_scale", "algorithm1_noise_scale", "algorithm2_noise_scale_tight"),
+    ),
     # streaming_power_noise_scale covers both calibrations (it calls gaussian_sigma_tight itself)
     "streaming_power": ("mechanisms.streaming_power", "streaming_power_noise_scale"),
     # the singular-value lift w plays the noise: Z = Φ[X; wI] has rows N(0, XᵀX + w²I)
@@ -47,8 +58,10 @@ def _patched(module: str, names: Sequence[str], wrap: Callable[[Callable], Calla
     mod = importlib.import_module(module)
     saved = {nm: getattr(mod, nm) for nm in names if hasattr(mod, nm)}
     if not saved:
-        raise AttributeError(f"none of {list(names)} exists in {module}: the mechanism changed how it "
-                             "computes its noise; update experiments/audit/variants.py:NOISE_FUNCTIONS")
+        raise AttributeError(
+            f"none of {list(names)} exists in {module}: the mechanism changed how it "
+            "computes its noise; update experiments/audit/variants.py:NOISE_FUNCTIONS"
+        )
     try:
         for nm, f in saved.items():
             setattr(mod, nm, wrap(f))
@@ -76,6 +89,7 @@ def miscalibrated(name: str, noise_factor: float = 0.5) -> Callable[..., Mechani
             @functools.wraps(g)
             def scaled(*a, **kw):
                 return f * g(*a, **kw)
+
             return scaled
 
         @functools.wraps(fn)
@@ -83,12 +97,18 @@ def miscalibrated(name: str, noise_factor: float = 0.5) -> Callable[..., Mechani
             with _patched(module, names, wrap):
                 return fn(X, k, **params)
     elif name in ("ppca", "ppca_iterative"):
+
         @functools.wraps(fn)
         def broken(X, k, *, epsilon, **params):
             out = fn(X, k, epsilon=epsilon / f, **params)
             g = out.guarantee
-            out.guarantee = type(g)(float(epsilon), g.delta, g.neighbouring, g.exact,
-                                    f"MISCALIBRATED (run at epsilon/{f:g}): " + g.note)
+            out.guarantee = type(g)(
+                float(epsilon),
+                g.delta,
+                g.neighbouring,
+                g.exact,
+                f"MISCALIBRATED (run at epsilon/{f:g}): " + g.note,
+            )
             return out
     else:
         raise ValueError(f"no miscalibration recipe for {name!r}")
@@ -112,6 +132,7 @@ def bypass_norm_check(name: str) -> Callable[..., MechanismOutput]:
             kw["row_norm_bound"] = math.inf
             kw["clip"] = False
             return g(X, **kw)
+
         return lax
 
     @functools.wraps(fn)
@@ -124,10 +145,15 @@ def bypass_norm_check(name: str) -> Callable[..., MechanismOutput]:
     return broken
 
 
-
-
-def noise_cut(name: str, *, epsilon: float, delta: float, overshoot: float = 1.25, trials_probe: int = 2,
-              **params) -> Callable[..., MechanismOutput]:
+def noise_cut(
+    name: str,
+    *,
+    epsilon: float,
+    delta: float,
+    overshoot: float = 1.25,
+    trials_probe: int = 2,
+    **params,
+) -> Callable[..., MechanismOutput]:
     """Gaussian mechanism ``name`` with its noise cut until its exact ε(δ) = ``overshoot`` · claimed ε.
 
     The white-box tap (:func:`.whitebox.measure_mu`) runs the real mechanism, with its real noise
@@ -141,8 +167,10 @@ def noise_cut(name: str, *, epsilon: float, delta: float, overshoot: float = 1.2
     m = measure_mu(name, epsilon=epsilon, delta=delta, **params)
     g = lambda f: exact_epsilon(m, delta, noise_factor=f) - target  # noqa: E731
     if g(1.0) >= 0:
-        raise ValueError(f"{name}: the exact epsilon at full noise ({exact_epsilon(m, delta):.4g}) already "
-                         f"reaches {target:.4g}")
+        raise ValueError(
+            f"{name}: the exact epsilon at full noise ({exact_epsilon(m, delta):.4g}) already "
+            f"reaches {target:.4g}"
+        )
     lo = 1.0
     while g(lo) < 0:
         lo /= 2.0
@@ -158,13 +186,26 @@ def noise_cut(name: str, *, epsilon: float, delta: float, overshoot: float = 1.2
 
 #: experiment.variant -> (module, function, audit name): the known-broken exact-case estimators
 SUBSPACE_EXACT_VARIANTS = {
-    "unfixed": ("mechanisms.subspace", "_subspace_exact_paper_unfixed", "subspace_exact[paper, unfixed]"),
-    "tolerance": ("mechanisms._subspace_known_broken", "subspace_exact_tolerance",
-                  "subspace_exact[tolerance membership]"),
-    "first_rows_frame": ("mechanisms._subspace_known_broken", "subspace_exact_first_rows_frame",
-                         "subspace_exact[first-rows frame]"),
-    "rounded_dedup": ("mechanisms._subspace_known_broken", "subspace_exact_rounded_dedup",
-                      "subspace_exact[rounded de-duplication]"),
+    "unfixed": (
+        "mechanisms.subspace",
+        "_subspace_exact_paper_unfixed",
+        "subspace_exact[paper, unfixed]",
+    ),
+    "tolerance": (
+        "mechanisms._subspace_known_broken",
+        "subspace_exact_tolerance",
+        "subspace_exact[tolerance membership]",
+    ),
+    "first_rows_frame": (
+        "mechanisms._subspace_known_broken",
+        "subspace_exact_first_rows_frame",
+        "subspace_exact[first-rows frame]",
+    ),
+    "rounded_dedup": (
+        "mechanisms._subspace_known_broken",
+        "subspace_exact_rounded_dedup",
+        "subspace_exact[rounded de-duplication]",
+    ),
 }
 
 
@@ -178,7 +219,9 @@ def subspace_exact_variant(kind: str) -> Callable[..., MechanismOutput]:
     frame.  None is (ε, δ)-DP; the search (:mod:`.search`) must catch each without being told the design.
     """
     if kind not in SUBSPACE_EXACT_VARIANTS:
-        raise ValueError(f"unknown subspace_exact variant {kind!r}; valid: {sorted(SUBSPACE_EXACT_VARIANTS)}")
+        raise ValueError(
+            f"unknown subspace_exact variant {kind!r}; valid: {sorted(SUBSPACE_EXACT_VARIANTS)}"
+        )
     module, attr, label = SUBSPACE_EXACT_VARIANTS[kind]
     fn = getattr(importlib.import_module(module), attr, None)
     if fn is None:

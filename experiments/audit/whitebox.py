@@ -40,15 +40,20 @@ import numpy as np
 
 from mechanisms import MechanismOutput
 
-from .bounds import (audit_scores, clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound,
-                     max_certifiable_epsilon)
+from .bounds import (
+    audit_scores,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    max_certifiable_epsilon,
+)
 from .common import accepted_params, resolve
 from .designs import AUDIT_PARAMS, AuditDesign, check_neighbours, pair_design
-
 
 # ---------------------------------------------------------------------------------------------
 # Exact privacy profiles
 # ---------------------------------------------------------------------------------------------
+
 
 def chi2_scale_delta_for_epsilon(r: int, v1: float, v0: float, epsilon: float) -> float:
     """Exact δ(ε) between S = v₁·χ²_r and S = v₀·χ²_r (both orders): rows N(0, v) along one direction.
@@ -61,11 +66,13 @@ def chi2_scale_delta_for_epsilon(r: int, v1: float, v0: float, epsilon: float) -
         return 0.0
     hi, lo = max(v1, v0), min(v1, v0)
     c = 1.0 / (2.0 * lo) - 1.0 / (2.0 * hi)
-    base = 0.5 * r * math.log(lo / hi)       # LLR(hi over lo) = base + c·S
-    t_up = (epsilon - base) / c              # LLR >= ε  <=> S >= t_up
+    base = 0.5 * r * math.log(lo / hi)  # LLR(hi over lo) = base + c·S
+    t_up = (epsilon - base) / c  # LLR >= ε  <=> S >= t_up
     d_up = chi2.sf(t_up / hi, r) - math.exp(epsilon) * chi2.sf(t_up / lo, r)
-    t_dn = (-epsilon - base) / c             # LLR <= −ε <=> S <= t_dn (lo over hi)
-    d_dn = (chi2.cdf(t_dn / lo, r) - math.exp(epsilon) * chi2.cdf(t_dn / hi, r)) if t_dn > 0 else 0.0
+    t_dn = (-epsilon - base) / c  # LLR <= −ε <=> S <= t_dn (lo over hi)
+    d_dn = (
+        (chi2.cdf(t_dn / lo, r) - math.exp(epsilon) * chi2.cdf(t_dn / hi, r)) if t_dn > 0 else 0.0
+    )
     return max(0.0, float(d_up), float(d_dn))
 
 
@@ -102,6 +109,7 @@ def exact_epsilon(measured: dict, delta: float, *, noise_factor: float = 1.0) ->
 # Taps: capture the noisy statistic from the code actually run
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Release:
     """One noisy statistic computed during a run: Y = A·X + noise (X None: Y = A + noise)."""
@@ -109,7 +117,7 @@ class Release:
     Y: np.ndarray
     X: np.ndarray | None
     scale: float
-    mask: str          # "upper": symmetric noise, i.i.d. on the upper triangle; "full": i.i.d. entries
+    mask: str  # "upper": symmetric noise, i.i.d. on the upper triangle; "full": i.i.d. entries
 
 
 class RecordingGenerator:
@@ -158,6 +166,7 @@ def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
         def symmetric_gaussian(d, scale, rng, _f=f):
             rec.sym_scales.append(float(scale))
             return np.zeros((d, d)) if rec.zero else _f(d, scale, rng)
+
         wrappers["symmetric_gaussian"] = symmetric_gaussian
     if "top_k_eigenvectors" in names:
         f = mod.top_k_eigenvectors
@@ -165,6 +174,7 @@ def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
         def top_k_eigenvectors(M, k, _f=f):
             rec.eig_inputs.append(np.array(M, dtype=float))
             return _f(M, k)
+
         wrappers["top_k_eigenvectors"] = top_k_eigenvectors
     if "orthonormalize" in names:
         f = mod.orthonormalize
@@ -174,6 +184,7 @@ def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
             rec.orth_inputs.append(np.array(Y, dtype=float))
             rec.orth_outputs.append(np.array(Q))
             return Q
+
         wrappers["orthonormalize"] = orthonormalize
     if "random_orthonormal" in names:
         f = mod.random_orthonormal
@@ -182,12 +193,14 @@ def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
             Q = _f(d, k, rng)
             rec.initial.append(np.array(Q))
             return Q
+
         wrappers["random_orthonormal"] = random_orthonormal
     if "single_thread_blas" in names:
         # performance only: BLAS thread limits do not change results (mechanisms/linalg.py), and
         # threadpoolctl's library scan costs milliseconds per call
         def single_thread_blas():
             return contextlib.nullcontext()
+
         wrappers["single_thread_blas"] = single_thread_blas
     if "private_sketch_lift" in names:
         f = mod.private_sketch_lift
@@ -196,11 +209,14 @@ def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
             w = _f(*a, **kw)
             rec.lift.append(float(w))
             return w
+
         wrappers["private_sketch_lift"] = private_sketch_lift
     for nm in wrappers:
         if not hasattr(mod, nm):
-            raise AttributeError(f"{module} no longer calls {nm}: update the white-box tap in "
-                                 "experiments/audit/whitebox.py")
+            raise AttributeError(
+                f"{module} no longer calls {nm}: update the white-box tap in "
+                "experiments/audit/whitebox.py"
+            )
         saved[nm] = getattr(mod, nm)
     try:
         for nm, w in wrappers.items():
@@ -235,7 +251,7 @@ class Tap:
 
     module: str
     patches: tuple[str, ...]
-    kind: str                       # "gaussian" or "chi2"
+    kind: str  # "gaussian" or "chi2"
     extract: Callable[[Recorder, Any, MechanismOutput, dict], list[Release]] | None = None
     uses_rng_normal: bool = False
     extra_params: dict = field(default_factory=dict)
@@ -245,29 +261,37 @@ class Tap:
 
 def _sym_releases(rec: Recorder, rng, out, params) -> list[Release]:
     if not rec.sym_scales:
-        raise RuntimeError("no noise call captured: the mechanism changed; update the white-box tap")
+        raise RuntimeError(
+            "no noise call captured: the mechanism changed; update the white-box tap"
+        )
     select = params.get("_select")
-    idx = select(rec.eig_inputs) if (select is not None and params.get("tree", True)) else range(len(rec.eig_inputs))
+    idx = (
+        select(rec.eig_inputs)
+        if (select is not None and params.get("tree", True))
+        else range(len(rec.eig_inputs))
+    )
     s = rec.sym_scales[0]
     if any(abs(x - s) > 1e-12 * s for x in rec.sym_scales):
-        raise RuntimeError("unequal noise scales within one run: the white-box tap assumes one sigma")
+        raise RuntimeError(
+            "unequal noise scales within one run: the white-box tap assumes one sigma"
+        )
     return [Release(rec.eig_inputs[i], None, s, "upper") for i in idx]
 
 
 def _noisy_power_releases(rec: Recorder, rng, out, params) -> list[Release]:
     Ys = _trace(out)
-    inputs = (rec.initial + rec.orth_outputs)[:len(Ys)]
+    inputs = (rec.initial + rec.orth_outputs)[: len(Ys)]
     return [Release(np.asarray(Y), X, s, "full") for Y, X, s in zip(Ys, inputs, rng.scales)]
 
 
 def _streaming_releases(rec: Recorder, rng, out, params) -> list[Release]:
     Ys = rec.orth_inputs
-    inputs = (rec.initial + rec.orth_outputs)[:len(Ys)]
+    inputs = (rec.initial + rec.orth_outputs)[: len(Ys)]
     return [Release(Y, X, s, "full") for Y, X, s in zip(Ys, inputs, rng.scales)]
 
 
 def _sketch_releases(rec: Recorder, rng, out, params) -> list[Release]:
-    Z = rec.orth_inputs[0].T          # Q = orthonormalize(Z.T) is the first post-processing step
+    Z = rec.orth_inputs[0].T  # Q = orthonormalize(Z.T) is the first post-processing step
     # the lift w the mechanism used, as it records it (a variant's cut lift is applied after our wrapper)
     w = None
     for part in ("release", "diagnostics", "info"):
@@ -276,27 +300,57 @@ def _sketch_releases(rec: Recorder, rng, out, params) -> list[Release]:
 
 
 TAPS: dict[str, Tap] = {
-    "mod_sulq": Tap("mechanisms.mod_sulq", ("symmetric_gaussian", "top_k_eigenvectors"), "gaussian", _sym_releases),
-    "analyze_gauss": Tap("mechanisms.analyze_gauss", ("symmetric_gaussian", "top_k_eigenvectors"), "gaussian",
-                         _sym_releases),
-    "online_pca": Tap("mechanisms.online_pca", ("symmetric_gaussian", "top_k_eigenvectors", "single_thread_blas"),
-                      "gaussian",
-                      _sym_releases, extra_params={"keep_subspaces": False, "keep_curves": False},
-                      select=_power_of_two_prefixes),
-    "noisy_power": Tap("mechanisms.noisy_power", ("random_orthonormal", "orthonormalize"), "gaussian",
-                       _noisy_power_releases, uses_rng_normal=True, extra_params={"return_trace": True}),
-    "streaming_power": Tap("mechanisms.streaming_power", ("random_orthonormal", "orthonormalize"), "gaussian",
-                           _streaming_releases, uses_rng_normal=True),
-    "private_sketch": Tap("mechanisms.private_sketch", ("orthonormalize", "private_sketch_lift"), "chi2",
-                          _sketch_releases),
+    "mod_sulq": Tap(
+        "mechanisms.mod_sulq",
+        ("symmetric_gaussian", "top_k_eigenvectors"),
+        "gaussian",
+        _sym_releases,
+    ),
+    "analyze_gauss": Tap(
+        "mechanisms.analyze_gauss",
+        ("symmetric_gaussian", "top_k_eigenvectors"),
+        "gaussian",
+        _sym_releases,
+    ),
+    "online_pca": Tap(
+        "mechanisms.online_pca",
+        ("symmetric_gaussian", "top_k_eigenvectors", "single_thread_blas"),
+        "gaussian",
+        _sym_releases,
+        extra_params={"keep_subspaces": False, "keep_curves": False},
+        select=_power_of_two_prefixes,
+    ),
+    "noisy_power": Tap(
+        "mechanisms.noisy_power",
+        ("random_orthonormal", "orthonormalize"),
+        "gaussian",
+        _noisy_power_releases,
+        uses_rng_normal=True,
+        extra_params={"return_trace": True},
+    ),
+    "streaming_power": Tap(
+        "mechanisms.streaming_power",
+        ("random_orthonormal", "orthonormalize"),
+        "gaussian",
+        _streaming_releases,
+        uses_rng_normal=True,
+    ),
+    "private_sketch": Tap(
+        "mechanisms.private_sketch",
+        ("orthonormalize", "private_sketch_lift"),
+        "chi2",
+        _sketch_releases,
+    ),
 }
 
 #: white-box dataset sizes and parameters (d = 2, k = 1; p = d so that every product sees the full shift)
 WHITEBOX_N = {"online_pca": 4, "streaming_power": 50}
 #: noisy power is audited row-level (its entry-level noise scales with ||X_{l-1}||_inf, a random
 #: quantity, so μ would change from run to run)
-WHITEBOX_PARAMS = {"streaming_power": {"block_size": 50, "p": 2},
-                   "noisy_power": {"iterations": 1, "neighbouring": "replace-one-row"}}
+WHITEBOX_PARAMS = {
+    "streaming_power": {"block_size": 50, "p": 2},
+    "noisy_power": {"iterations": 1, "neighbouring": "replace-one-row"},
+}
 
 
 class TapRunner:
@@ -345,7 +399,9 @@ def _mean_matrices(rel0: list[Release]) -> list[np.ndarray]:
             out.append(r.Y)
         else:
             if r.X.shape[0] != r.X.shape[1]:
-                raise ValueError("the white-box test of a power method needs p = d (square iterates)")
+                raise ValueError(
+                    "the white-box test of a power method needs p = d (square iterates)"
+                )
             out.append(r.Y @ r.X.T)
     return out
 
@@ -359,7 +415,7 @@ class GaussianLRT:
         self._fixed: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
     def _mean_parts(self, l: int, r: Release) -> tuple[np.ndarray, np.ndarray]:
-        if r.X is None:        # non-adaptive: the same for every run, computed once
+        if r.X is None:  # non-adaptive: the same for every run, computed once
             key = (l, r.mask)
             if key not in self._fixed:
                 m1, m0 = self.A1[l], self.A0[l]
@@ -370,10 +426,10 @@ class GaussianLRT:
 
     def __call__(self, rel: list[Release]) -> tuple[float, float]:
         T, mu2 = 0.0, 0.0
-        for l, r in enumerate(rel[:self.L]):
+        for l, r in enumerate(rel[: self.L]):
             mid, shift = self._mean_parts(l, r)
-            T += float(np.dot(_masked(r.Y, r.mask) - mid, shift)) / r.scale ** 2
-            mu2 += float(np.dot(shift, shift)) / r.scale ** 2
+            T += float(np.dot(_masked(r.Y, r.mask) - mid, shift)) / r.scale**2
+            mu2 += float(np.dot(shift, shift)) / r.scale**2
         return T, math.sqrt(mu2)
 
 
@@ -385,26 +441,33 @@ def model_event(measured: dict, delta: float, trials: int, alpha: float) -> dict
     is largest.  Being fixed in advance, it needs no calibration split and no correction."""
     from scipy.stats import chi2, norm
 
-
     if measured["kind"] == "gaussian":
         mu = measured["mu"]
         grid = np.linspace(-3.0, 3.0 + mu, 601)
-        p1, p0 = norm.sf(grid - mu / 2), norm.sf(grid + mu / 2)   # upper tail of T/μ, D over D'
+        p1, p0 = norm.sf(grid - mu / 2), norm.sf(grid + mu / 2)  # upper tail of T/μ, D over D'
         cands = [("D1>D0", "upper", grid * mu, p1, p0), ("D0>D1", "lower", -grid * mu, p1, p0)]
     else:
         w2 = measured["w"] ** 2
         v1, v0 = w2 + measured["mass_D"], w2 + measured["mass_Dprime"]
         r = measured["r"]
         grid = np.linspace(chi2.ppf(1e-6, r), chi2.ppf(1 - 1e-6, r), 801) * max(v1, v0)
-        cands = [("D1>D0", "upper", grid, chi2.sf(grid / v1, r), chi2.sf(grid / v0, r)),
-                 ("D0>D1", "lower", grid, chi2.cdf(grid / v0, r), chi2.cdf(grid / v1, r))]
+        cands = [
+            ("D1>D0", "upper", grid, chi2.sf(grid / v1, r), chi2.sf(grid / v0, r)),
+            ("D0>D1", "lower", grid, chi2.cdf(grid / v0, r), chi2.cdf(grid / v1, r)),
+        ]
     best = {"expected_epsilon_lower": -1.0}
     for orient, tail, thr, pa, pb in cands:
-        exp = np.asarray(epsilon_lower_bound(pa * trials, trials, pb * trials, trials, delta, alpha))
+        exp = np.asarray(
+            epsilon_lower_bound(pa * trials, trials, pb * trials, trials, delta, alpha)
+        )
         i = int(np.argmax(exp))
         if exp[i] > best["expected_epsilon_lower"]:
-            best = {"expected_epsilon_lower": float(exp[i]), "orientation": orient, "tail": tail,
-                    "threshold": float(thr[i])}
+            best = {
+                "expected_epsilon_lower": float(exp[i]),
+                "orientation": orient,
+                "tail": tail,
+                "threshold": float(thr[i]),
+            }
     return best
 
 
@@ -415,9 +478,16 @@ def whitebox_design(name: str, relation: str, *, d: int = 2, n: int | None = Non
 
     n = WHITEBOX_N.get(name, 50) if n is None else int(n)
     e1, e2 = np.eye(d)[0], np.eye(d)[1]
-    des = pair_design(np.zeros((n - 1, d)), e1, e2, relation, "whitebox",
-                      f"e1 then {n - 1} zero rows in R^{d}; differing row e1 "
-                      + ("vs e2" if relation in ("replace-one-row", "none") else f"({relation})"), k=1)
+    des = pair_design(
+        np.zeros((n - 1, d)),
+        e1,
+        e2,
+        relation,
+        "whitebox",
+        f"e1 then {n - 1} zero rows in R^{d}; differing row e1 "
+        + ("vs e2" if relation in ("replace-one-row", "none") else f"({relation})"),
+        k=1,
+    )
     des.statistic = "likelihood-ratio"
     return des
 
@@ -431,14 +501,33 @@ def _declared_relation(fn: Callable, name: str, k: int, params: dict, d: int = 2
 def _prepare(mechanism, epsilon, delta, params):
     name, fn = resolve(mechanism)
     base = getattr(fn, "audit_design", name)
-    p = {**AUDIT_PARAMS.get(base, {}), **WHITEBOX_PARAMS.get(base, {}), "epsilon": float(epsilon),
-         "delta": float(delta), **params}
+    p = {
+        **AUDIT_PARAMS.get(base, {}),
+        **WHITEBOX_PARAMS.get(base, {}),
+        "epsilon": float(epsilon),
+        "delta": float(delta),
+        **params,
+    }
     p.pop("keep_subspaces", None)
-    return name, base, fn, accepted_params(fn, {**p, **TAPS[base].extra_params}) if base in TAPS else p
+    return (
+        name,
+        base,
+        fn,
+        accepted_params(fn, {**p, **TAPS[base].extra_params}) if base in TAPS else p,
+    )
 
 
-def measure_mu(mechanism, *, epsilon: float, delta: float, k: int = 1, d: int = 2, seed: int = 0,
-               n: int | None = None, **params) -> dict:
+def measure_mu(
+    mechanism,
+    *,
+    epsilon: float,
+    delta: float,
+    k: int = 1,
+    d: int = 2,
+    seed: int = 0,
+    n: int | None = None,
+    **params,
+) -> dict:
     """The exact statistic model of a mechanism's noisy statistic on its full-sensitivity design.
 
     Gaussian taps: ``{"kind": "gaussian", "mu": μ, "sigma": [σ_l], ...}`` with μ = sqrt(Σ ‖shift_l‖²/σ_l²)
@@ -451,39 +540,79 @@ def measure_mu(mechanism, *, epsilon: float, delta: float, k: int = 1, d: int = 
         if TAPS[base].kind == "chi2":
             rel = tap.run(des.X1, np.random.default_rng([seed, 11]))
             x = des.X1[0] / np.linalg.norm(des.X1[0])
-            return {"kind": "chi2", "r": int(rel[0].Y.shape[0]), "w": rel[0].scale,
-                    "mass_D": float(np.sum((des.X1 @ x) ** 2)), "mass_Dprime": float(np.sum((des.X0 @ x) ** 2)),
-                    "relation": relation, "design": des}
+            return {
+                "kind": "chi2",
+                "r": int(rel[0].Y.shape[0]),
+                "w": rel[0].scale,
+                "mass_D": float(np.sum((des.X1 @ x) ** 2)),
+                "mass_Dprime": float(np.sum((des.X0 @ x) ** 2)),
+                "relation": relation,
+                "design": des,
+            }
         A1 = _mean_matrices(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
         A0 = _mean_matrices(tap.run(des.X0, np.random.default_rng([seed, 11]), zero=True))
         lrt = GaussianLRT(A1, A0)
         rel = tap.run(des.X1, np.random.default_rng([seed, 12]))
         _, mu = lrt(rel)
-    return {"kind": "gaussian", "mu": mu, "sigma": [r.scale for r in rel], "n_releases": len(rel),
-            "relation": relation, "design": des, "lrt": lrt}
+    return {
+        "kind": "gaussian",
+        "mu": mu,
+        "sigma": [r.scale for r in rel],
+        "n_releases": len(rel),
+        "relation": relation,
+        "design": des,
+        "lrt": lrt,
+    }
 
 
 def _certify(s1: np.ndarray, s0: np.ndarray, ev: dict, delta: float, confidence: float) -> dict:
 
     alpha = 1.0 - confidence
     hi, lo = (s1, s0) if ev["orientation"] == "D1>D0" else (s0, s1)
-    cnt = (lambda s: int(np.sum(s >= ev["threshold"]))) if ev["tail"] == "upper" else \
-        (lambda s: int(np.sum(s <= ev["threshold"])))
+    cnt = (
+        (lambda s: int(np.sum(s >= ev["threshold"])))
+        if ev["tail"] == "upper"
+        else (lambda s: int(np.sum(s <= ev["threshold"])))
+    )
     k_hi, k_lo, n_hi, n_lo = cnt(hi), cnt(lo), hi.size, lo.size
     eps = float(epsilon_lower_bound(k_hi, n_hi, k_lo, n_lo, delta, alpha))
     ceiling = max_certifiable_epsilon(n_hi, n_lo, delta, alpha)
-    return {"audited_epsilon_lower": eps, "confidence": float(confidence), "method": "model-chosen event",
-            "events_tested": 1, "orientation": ev["orientation"], "tail": ev["tail"], "threshold": ev["threshold"],
-            "expected_epsilon_lower": ev["expected_epsilon_lower"], "audit_trials": [int(n_hi), int(n_lo)],
-            "count_D": k_hi, "count_Dprime": k_lo, "p_D": k_hi / n_hi, "p_Dprime": k_lo / n_lo,
-            "p_D_lower": float(clopper_pearson_lower(k_hi, n_hi, alpha / 2)),
-            "p_Dprime_upper": float(clopper_pearson_upper(k_lo, n_lo, alpha / 2)),
-            "max_certifiable_epsilon": ceiling, "at_ceiling": bool(eps >= ceiling - 1e-9)}
+    return {
+        "audited_epsilon_lower": eps,
+        "confidence": float(confidence),
+        "method": "model-chosen event",
+        "events_tested": 1,
+        "orientation": ev["orientation"],
+        "tail": ev["tail"],
+        "threshold": ev["threshold"],
+        "expected_epsilon_lower": ev["expected_epsilon_lower"],
+        "audit_trials": [int(n_hi), int(n_lo)],
+        "count_D": k_hi,
+        "count_Dprime": k_lo,
+        "p_D": k_hi / n_hi,
+        "p_Dprime": k_lo / n_lo,
+        "p_D_lower": float(clopper_pearson_lower(k_hi, n_hi, alpha / 2)),
+        "p_Dprime_upper": float(clopper_pearson_upper(k_lo, n_lo, alpha / 2)),
+        "max_certifiable_epsilon": ceiling,
+        "at_ceiling": bool(eps >= ceiling - 1e-9),
+    }
 
 
-def whitebox_audit(mechanism, *, epsilon: float, delta: float, trials: int = 20000, k: int = 1, d: int = 2,
-                   n: int | None = None, seed: int = 0, confidence: float = 0.95,
-                   calibration_fraction: float = 0.5, event: str = "model", **params) -> dict:
+def whitebox_audit(
+    mechanism,
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int = 20000,
+    k: int = 1,
+    d: int = 2,
+    n: int | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    calibration_fraction: float = 0.5,
+    event: str = "model",
+    **params,
+) -> dict:
     """White-box audit of a Gaussian mechanism (or the sketch): the likelihood-ratio statistic of its
     noisy intermediate on the full-sensitivity design and one event, certified by Clopper–Pearson on
     ``trials`` runs per dataset.  ``event="model"`` (default): the event is fixed in advance from the
@@ -517,24 +646,47 @@ def whitebox_audit(mechanism, *, epsilon: float, delta: float, trials: int = 200
                 if g is None:
                     g = tap.last_output.guarantee
     if event == "split":
-        res = audit_scores(stats[1], stats[0], delta=g.delta, confidence=confidence,
-                           calibration_fraction=calibration_fraction)
+        res = audit_scores(
+            stats[1],
+            stats[0],
+            delta=g.delta,
+            confidence=confidence,
+            calibration_fraction=calibration_fraction,
+        )
     else:
-        res = _certify(stats[1], stats[0], model_event(m, g.delta, int(trials), 1.0 - confidence),
-                       g.delta, confidence)
+        res = _certify(
+            stats[1],
+            stats[0],
+            model_event(m, g.delta, int(trials), 1.0 - confidence),
+            g.delta,
+            confidence,
+        )
     exact = exact_epsilon(m, g.delta)
     lower = res["audited_epsilon_lower"]
     out = {
-        "mechanism": getattr(fn, "audit_name", name), "mode": "whitebox", "claimed_epsilon": float(g.epsilon),
-        "delta": float(g.delta), "neighbouring": g.neighbouring, "guarantee_exact": bool(g.exact),
-        **des.summary(), **res, "trials": int(trials), "seed": int(seed),
-        "exact_epsilon": exact, "bound_over_exact": (lower / exact) if exact > 0 else math.nan,
-        "statistic_model": m["kind"], "seconds": time.perf_counter() - t0,
+        "mechanism": getattr(fn, "audit_name", name),
+        "mode": "whitebox",
+        "claimed_epsilon": float(g.epsilon),
+        "delta": float(g.delta),
+        "neighbouring": g.neighbouring,
+        "guarantee_exact": bool(g.exact),
+        **des.summary(),
+        **res,
+        "trials": int(trials),
+        "seed": int(seed),
+        "exact_epsilon": exact,
+        "bound_over_exact": (lower / exact) if exact > 0 else math.nan,
+        "statistic_model": m["kind"],
+        "seconds": time.perf_counter() - t0,
         "violation": bool(lower > g.epsilon),
     }
     if m["kind"] == "gaussian":
-        out.update(mu=m["mu"], noise_scales=m["sigma"], n_noisy_releases=m["n_releases"],
-                   mu_spread=float(np.ptp(mus)) if mus else 0.0)
+        out.update(
+            mu=m["mu"],
+            noise_scales=m["sigma"],
+            n_noisy_releases=m["n_releases"],
+            mu_spread=float(np.ptp(mus)) if mus else 0.0,
+        )
     else:
         out.update(sketch_rows=m["r"], lift=m["w"])
     if hasattr(fn, "audit_noise_factor"):

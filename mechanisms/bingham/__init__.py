@@ -23,8 +23,14 @@ from __future__ import annotations
 
 from ._numba import seed_numba
 from .chains import NULL_SPACE_TOLERANCE_ULPS, null_space_split, run_bingham_chains
-from .column import (CHOLESKY_MIN_DIM, COLUMN_POWER_ITERATIONS, column_gibbs_sweeps, complement_basis,
-                     reference_gibbs_sweep, sample_bingham_column)
+from .column import (
+    CHOLESKY_MIN_DIM,
+    COLUMN_POWER_ITERATIONS,
+    column_gibbs_sweeps,
+    complement_basis,
+    reference_gibbs_sweep,
+    sample_bingham_column,
+)
 from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_angle, givens_sweeps, vonmises_numba
 from .rstiefel import rstiefel_gibbs_sweep
 from .vector import acg_beta, acg_log_accept, sample_vector_bingham, sample_vector_bingham_cholesky

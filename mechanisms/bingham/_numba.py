@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover
             return args[0]
         return lambda f: f
 
+
 __all__ = ["njit", "numba", "seed_numba"]
 
 

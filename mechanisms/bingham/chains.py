@@ -53,7 +53,9 @@ def null_space_split(evals: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray,
     tol = NULL_SPACE_TOLERANCE_ULPS * d * np.finfo(np.float64).eps * float(np.abs(b).max())
     null = np.flatnonzero(b - b0 <= tol)
     active = np.flatnonzero(b - b0 > tol)
-    if null.size < 2 or active.size == 0:  # no null space to drop (one coordinate: no gain), or B ∝ I
+    if (
+        null.size < 2 or active.size == 0
+    ):  # no null space to drop (one coordinate: no gain), or B ∝ I
         return np.arange(d), np.empty(0, dtype=np.int64), 0.0
     return active, null, float(b[null].mean())
 
@@ -89,8 +91,9 @@ def _progress_sink(progress, total: int, desc: str):
     return (lambda n: None), (lambda: None)
 
 
-def _drive_chain(advance, iterations: int, chunk: int, rec_T: np.ndarray, F_row: np.ndarray, k: int,
-                 update) -> None:
+def _drive_chain(
+    advance, iterations: int, chunk: int, rec_T: np.ndarray, F_row: np.ndarray, k: int, update
+) -> None:
     """Run one chain in chunks of at most ``chunk`` iterations, stopping exactly on every record point
     of ``rec_T`` to store F_k there in ``F_row``.  ``advance(done, step)`` runs iterations
     [done, done + step) of the chain (its kernel writes the energy trace) and returns the running sum
@@ -113,18 +116,31 @@ def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
     """Re-orthonormalise the Givens state Qt = Q_Pᵀ (d × r, orthonormal columns: Q_P has orthonormal
     rows; r = d for the full Q) by QR with a positive diagonal (a change of order rounding)."""
     if Qt.shape[0] == Qt.shape[1]:
-        Qn, R = np.linalg.qr(Qt.T)  # the full Q: its columns (Qt's rows) orthonormal, as always done
+        Qn, R = np.linalg.qr(
+            Qt.T
+        )  # the full Q: its columns (Qt's rows) orthonormal, as always done
         return np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
     Qn, R = np.linalg.qr(Qt)
     return np.ascontiguousarray(Qn * np.sign(np.diag(R)))
 
 
-def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, sampler: str = "gibbs",
-                       n_chains: int = 4, iterations: int = 20000, record_every: int = 100,
-                       progress: bool | Callable[[int], Any] | None = None, chunk: int | None = None,
-                       reorth_every: int = 1000, desc: str = "BMF sampler",
-                       sweeps_per_iteration: int | None = None, init: np.ndarray | None = None,
-                       track_F: bool = True) -> dict:
+def run_bingham_chains(
+    evals: np.ndarray,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    sampler: str = "gibbs",
+    n_chains: int = 4,
+    iterations: int = 20000,
+    record_every: int = 100,
+    progress: bool | Callable[[int], Any] | None = None,
+    chunk: int | None = None,
+    reorth_every: int = 1000,
+    desc: str = "BMF sampler",
+    sweeps_per_iteration: int | None = None,
+    init: np.ndarray | None = None,
+    track_F: bool = True,
+) -> dict:
     """Run ``n_chains`` MCMC chains for BMF(diag(evals)) from uniform (Haar) starts.
 
     Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
@@ -156,7 +172,9 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
     if sampler not in ("gibbs", "reference", "rstiefel"):
         raise ValueError(f"unknown MCMC sampler {sampler!r}")
     record_every = max(1, int(record_every))
-    sweeps = GIBBS_SWEEPS_PER_ITERATION if sweeps_per_iteration is None else int(sweeps_per_iteration)
+    sweeps = (
+        GIBBS_SWEEPS_PER_ITERATION if sweeps_per_iteration is None else int(sweeps_per_iteration)
+    )
     if sweeps < 1:
         raise ValueError("sweeps_per_iteration must be >= 1")
     if chunk is None:
@@ -165,9 +183,16 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
         while sampler == "gibbs" and chunk * sweeps * k * d * d < 2e7 and chunk < 5000:
             chunk *= 2
     energy = np.empty((n_chains, iterations))
-    rec_T = np.arange(record_every, iterations + 1, record_every) if track_F else np.empty(0, dtype=np.int64)
-    active, null, b0 = (null_space_split(evals, k) if sampler == "gibbs" and not track_F
-                        else (np.arange(d), np.empty(0, dtype=np.int64), 0.0))
+    rec_T = (
+        np.arange(record_every, iterations + 1, record_every)
+        if track_F
+        else np.empty(0, dtype=np.int64)
+    )
+    active, null, b0 = (
+        null_space_split(evals, k)
+        if sampler == "gibbs" and not track_F
+        else (np.arange(d), np.empty(0, dtype=np.int64), 0.0)
+    )
     b_active = np.ascontiguousarray(evals[active] - b0)
     F = np.empty((n_chains, rec_T.size))
     Vout = np.empty((n_chains, d, k))
@@ -187,7 +212,9 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                 since_reorth = [0]
 
                 def advance(done, step, Qt=Qt, sum_V=sum_V, since_reorth=since_reorth, c=c):
-                    givens_sweeps(Qt, b_active, k, step, energy[c, done:done + step], sum_V, sweeps)
+                    givens_sweeps(
+                        Qt, b_active, k, step, energy[c, done : done + step], sum_V, sweeps
+                    )
                     since_reorth[0] += step
                     if since_reorth[0] >= reorth_every:
                         # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
@@ -212,10 +239,20 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
                 stats = np.zeros(2, dtype=np.int64)
 
                 def advance(done, step, V=V, sum_V=sum_V, rest=rest, stats=stats, c=c):
-                    column_gibbs_sweeps(V, evals, rest, rng, step, energy[c, done:done + step], sum_V,
-                                        COLUMN_POWER_ITERATIONS, stats)
+                    column_gibbs_sweeps(
+                        V,
+                        evals,
+                        rest,
+                        rng,
+                        step,
+                        energy[c, done : done + step],
+                        sum_V,
+                        COLUMN_POWER_ITERATIONS,
+                        stats,
+                    )
                     return sum_V
             else:  # rstiefel: Hoff's sampler with one inner coordinate sweep per column (Python)
+
                 def advance(done, step, V=V, sum_V=sum_V, c=c):
                     for t in range(done, done + step):
                         rstiefel_gibbs_sweep(V, Bdiag, rng)
@@ -228,6 +265,12 @@ def run_bingham_chains(evals: np.ndarray, k: int, *, rng: np.random.Generator, s
             Vout[c] = Qv * np.sign(np.diag(Rv))
     finally:
         close()
-    return {"V": Vout, "energy": energy, "F": F, "record_iterations": rec_T,
-            "seconds": time.perf_counter() - t0, "sampler": sampler,
-            "sweeps_per_iteration": sweeps if sampler == "gibbs" else None}
+    return {
+        "V": Vout,
+        "energy": energy,
+        "F": F,
+        "record_iterations": rec_T,
+        "seconds": time.perf_counter() - t0,
+        "sampler": sampler,
+        "sweeps_per_iteration": sweeps if sampler == "gibbs" else None,
+    }

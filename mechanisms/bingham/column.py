@@ -38,8 +38,14 @@ import numpy as np
 from ._numba import njit
 from .vector import sample_vector_bingham, sample_vector_bingham_cholesky
 
-__all__ = ["COLUMN_POWER_ITERATIONS", "CHOLESKY_MIN_DIM", "column_gibbs_sweeps", "complement_basis",
-           "reference_gibbs_sweep", "sample_bingham_column"]
+__all__ = [
+    "COLUMN_POWER_ITERATIONS",
+    "CHOLESKY_MIN_DIM",
+    "column_gibbs_sweeps",
+    "complement_basis",
+    "reference_gibbs_sweep",
+    "sample_bingham_column",
+]
 
 
 def complement_basis(V: np.ndarray, j: int) -> np.ndarray:
@@ -62,7 +68,7 @@ def complement_basis(V: np.ndarray, j: int) -> np.ndarray:
     others = np.delete(V, j, axis=1)
     if k > 1:
         Qc, _ = np.linalg.qr(others, mode="complete")
-        return Qc[:, k - 1:]
+        return Qc[:, k - 1 :]
     return np.eye(d)
 
 
@@ -340,8 +346,15 @@ def _proxy_rest(b: np.ndarray, k: int) -> np.ndarray:
     return np.ascontiguousarray(np.partition(b, d - k)[: d - k]) if k < d else np.empty(0)
 
 
-def sample_bingham_column(V: np.ndarray, i: int, b: np.ndarray, rng: np.random.Generator, *,
-                          power_iterations: int = COLUMN_POWER_ITERATIONS, return_info: bool = False):
+def sample_bingham_column(
+    V: np.ndarray,
+    i: int,
+    b: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    power_iterations: int = COLUMN_POWER_ITERATIONS,
+    return_info: bool = False,
+):
     """Exact draw of column ``i`` of ``V`` (d × k, orthonormal) from its full conditional under
     BMF(diag(b)), in place: Hoff (2009)'s column Gibbs step, without a basis of the null space.
 
@@ -406,8 +419,17 @@ def reference_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator
     if b is not None:  # the eigen-coordinates: O(d k²) per column, no basis of the null space
         W = np.ascontiguousarray(V, dtype=np.float64)
         b = np.ascontiguousarray(b, dtype=np.float64)
-        column_gibbs_sweeps(W, b, _proxy_rest(b, k), rng, 1, np.empty(1), np.zeros((d, k)), COLUMN_POWER_ITERATIONS,
-                            np.zeros(2, dtype=np.int64))
+        column_gibbs_sweeps(
+            W,
+            b,
+            _proxy_rest(b, k),
+            rng,
+            1,
+            np.empty(1),
+            np.zeros((d, k)),
+            COLUMN_POWER_ITERATIONS,
+            np.zeros(2, dtype=np.int64),
+        )
         V[...] = W
         return V
     for j in range(k):
@@ -415,7 +437,10 @@ def reference_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator
         M = N.T @ B @ N
         # two exact samplers of the same law: Cholesky proposals pay off for large blocks (Figure 2's
         # d = 116, 150), the eigenvector version for small ones (per-call overhead of solve_triangular)
-        z = (sample_vector_bingham_cholesky(M, rng) if M.shape[0] >= CHOLESKY_MIN_DIM
-             else sample_vector_bingham((M + M.T) / 2, rng=rng))
+        z = (
+            sample_vector_bingham_cholesky(M, rng)
+            if M.shape[0] >= CHOLESKY_MIN_DIM
+            else sample_vector_bingham((M + M.T) / 2, rng=rng)
+        )
         V[:, j] = N @ z
     return V

@@ -104,7 +104,9 @@ def givens_angle(a, cij):
     else:
         one_m_w = _vonmises_one_minus_cos(kappa)
         cx = 1.0 - one_m_w
-        sx = math.copysign(math.sqrt(one_m_w * (2.0 - one_m_w)), u - 0.5)  # first coin: u < ½ negates
+        sx = math.copysign(
+            math.sqrt(one_m_w * (2.0 - one_m_w)), u - 0.5
+        )  # first coin: u < ½ negates
         inv_kappa = 1.0 / kappa
         cmu = a * inv_kappa
         smu = cij * inv_kappa

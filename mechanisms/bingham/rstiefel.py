@@ -88,7 +88,8 @@ def rstiefel_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator)
 
     For each column r, in a random order: N = orthonormal basis of the complement of the other
     columns (:func:`complement_basis`), M = NᵀBN = E diag(l) Eᵀ, y = Eᵀ Nᵀ v_r, then ONE
-    coordinate-wise Gibbs sweep of the vector Bingham in the eigenbasis of M (``_coordinate_sweep_bingham``), v_r = N E y.  The column
+    coordinate-wise Gibbs sweep of the vector Bingham in the eigenbasis of M
+    (``_coordinate_sweep_bingham``), v_r = N E y.  The column
     is not drawn exactly from its conditional; whether that mixes better or worse per iteration than
     :func:`reference_gibbs_sweep` is measured, not assumed (docs/sampler.md).  Used to measure the
     paper's sampler (scripts/bench_sampler.py); Numba's generator is seeded from ``rng`` on each call.

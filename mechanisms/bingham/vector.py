@@ -69,10 +69,16 @@ def acg_log_accept(x: np.ndarray, evals: np.ndarray, beta: float) -> np.ndarray:
     return 0.5 * d * (1.0 + np.log(u) - u)
 
 
-def sample_vector_bingham(B: np.ndarray | None = None, size: int | None = None, *,
-                          rng: np.random.Generator, eig: tuple[np.ndarray, np.ndarray] | None = None,
-                          batch: int | None = None, max_proposals: int = 10**9,
-                          return_info: bool = False):
+def sample_vector_bingham(
+    B: np.ndarray | None = None,
+    size: int | None = None,
+    *,
+    rng: np.random.Generator,
+    eig: tuple[np.ndarray, np.ndarray] | None = None,
+    batch: int | None = None,
+    max_proposals: int = 10**9,
+    return_info: bool = False,
+):
     """Exact draw(s) from the vector Bingham law f(x) ∝ exp(xᵀBx) on S^{d-1}.
 
     Parameters
@@ -116,7 +122,7 @@ def sample_vector_bingham(B: np.ndarray | None = None, size: int | None = None, 
         # count proposals up to (and including) the last one we use
         take = min(idx.size, n_want - got)
         if take > 0:
-            out[got:got + take] = x[idx[:take]]
+            out[got : got + take] = x[idx[:take]]
             got += take
             proposals += (int(idx[take - 1]) + 1) if got == n_want else m
         else:
@@ -129,12 +135,18 @@ def sample_vector_bingham(B: np.ndarray | None = None, size: int | None = None, 
         out = out @ np.asarray(evecs).T
     res = out[0] if size is None else out
     if return_info:
-        return res, {"proposals": proposals, "accepted": n_want,
-                     "acceptance_rate": n_want / proposals, "beta": beta}
+        return res, {
+            "proposals": proposals,
+            "accepted": n_want,
+            "acceptance_rate": n_want / proposals,
+            "beta": beta,
+        }
     return res
 
 
-def sample_vector_bingham_cholesky(M: np.ndarray, rng: np.random.Generator, max_proposals: int = 10**9) -> np.ndarray:
+def sample_vector_bingham_cholesky(
+    M: np.ndarray, rng: np.random.Generator, max_proposals: int = 10**9
+) -> np.ndarray:
     """One exact draw from exp(xᵀMx) on S^{m-1}: the ACG rejection sampler of
     :func:`sample_vector_bingham` without eigenvectors.
 
