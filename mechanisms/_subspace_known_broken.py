@@ -31,7 +31,7 @@ from .subspace import (
     _exact_inputs,
     _exact_output,
     _exact_ptr,
-    _too_many_message,
+    _too_many_candidates,
     _top_and_gap,
     exact_min_samples,
     truncated_laplace,
@@ -186,15 +186,9 @@ def subspace_exact_tolerance(
         "min_samples": exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
-        if too_many == "raise":
-            raise PrivacyInputError(
-                "subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates)
-            )
-        release = {
-            "status": "bottom",
-            "reason": "too many candidates: " + _too_many_message(n, k, n_subsets, max_candidates),
-        }
-        return _exact_output(None, guarantee, release, diagnostics)
+        return _too_many_candidates(
+            "subspace_exact", n, k, max_candidates, too_many, guarantee, diagnostics
+        )
 
     bases, scores, n_zero = _tolerance_candidates(X, k, tol)
     top, gap, runner_up = _top_and_gap(scores)

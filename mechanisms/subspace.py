@@ -207,6 +207,25 @@ def _too_many_message(n: int, k: int, n_subsets: int, max_candidates: int) -> st
     )
 
 
+def _too_many_candidates(
+    label: str,
+    n: int,
+    k: int,
+    max_candidates: int,
+    too_many: str,
+    guarantee: PrivacyGuarantee,
+    diagnostics: dict[str, Any],
+) -> MechanismOutput:
+    """C(n, k) > ``max_candidates``: raise (``too_many="raise"``) or return ⊥ with a fixed reason; the
+    decision depends on (n, k) only, public under replacement."""
+    msg = _too_many_message(n, k, math.comb(n, k), max_candidates)
+    if too_many == "raise":
+        raise PrivacyInputError(f"{label}: {msg}")
+    return _exact_output(
+        None, guarantee, {"status": "bottom", "reason": "too many candidates: " + msg}, diagnostics
+    )
+
+
 def _exact_candidates(
     X: np.ndarray, k: int
 ) -> tuple[list[Key], np.ndarray, list[tuple[int, ...]], int]:
@@ -483,15 +502,9 @@ def _exact_ptr(
         "min_samples": exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
-        if too_many == "raise":
-            raise PrivacyInputError(
-                "subspace_exact: " + _too_many_message(n, k, n_subsets, max_candidates)
-            )
-        release = {
-            "status": "bottom",
-            "reason": "too many candidates: " + _too_many_message(n, k, n_subsets, max_candidates),
-        }
-        return _exact_output(None, guarantee, release, diagnostics)
+        return _too_many_candidates(
+            "subspace_exact", n, k, max_candidates, too_many, guarantee, diagnostics
+        )
 
     keys, scores, witnesses, n_zero = _exact_candidates(X, k)
     top, gap, runner_up = _top_and_gap(scores)
@@ -593,15 +606,9 @@ def _subspace_exact_paper_unfixed(
         "min_samples_lemma_4_4": paper_exact_min_samples(ell, eps, dl),
     }
     if n_subsets > max_candidates:
-        if too_many == "raise":
-            raise PrivacyInputError(
-                "subspace_exact (paper): " + _too_many_message(n, k, n_subsets, max_candidates)
-            )
-        release = {
-            "status": "bottom",
-            "reason": "too many candidates: " + _too_many_message(n, k, n_subsets, max_candidates),
-        }
-        return _exact_output(None, guarantee, release, diagnostics)
+        return _too_many_candidates(
+            "subspace_exact (paper)", n, k, max_candidates, too_many, guarantee, diagnostics
+        )
     keys, cand_scores, _, n_zero = _exact_candidates(X, k)
     scores = np.concatenate([[null_score], cand_scores])  # index 0 = NULL
     order = np.argsort(-scores, kind="stable")
