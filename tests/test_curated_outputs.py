@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from experiments.figures import paper as make_figures
+from experiments.figures import peers as plot_peers
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "scripts"))
-import make_figures  # noqa: E402
-import plot_peers  # noqa: E402
 
 #: curated directory per scale (scripts/curate.sh)
 CURATED = {"quick": REPO / "results" / "quick", "paper": REPO / "results" / "paper_scale"}

@@ -232,8 +232,7 @@ def test_figure_guides_and_labels(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    sys.path.insert(0, str(REPO / "scripts"))
-    import make_figures
+    from experiments.figures import paper as make_figures
 
     store = ResultStore(tmp_path)
     for d in (10, 100):

@@ -1,6 +1,5 @@
-"""Figure functions of scripts/make_figures.py (all but Figure 2) on small DataFrames of records."""
+"""Figure functions of experiments.figures.paper (all but Figure 2) on small DataFrames of records."""
 
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -8,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from experiments.figures import paper as make_figures
+
 matplotlib.use("Agg")
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "scripts"))
-import make_figures  # noqa: E402
 
 
 @pytest.fixture

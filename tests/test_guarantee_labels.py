@@ -3,7 +3,6 @@ MCMC draw) is labelled as nominal wherever it is shown (records, figures, Table 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -139,8 +138,7 @@ def test_figures_and_table2_label_nominal_epsilon(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    sys.path.insert(0, str(REPO / "scripts"))
-    import make_figures
+    from experiments.figures import paper as make_figures
 
     df = _store(tmp_path).load()
     captured = {}

@@ -282,8 +282,7 @@ def test_figure_axes_are_labelled(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    sys.path.insert(0, str(REPO / "scripts"))
-    import make_figures
+    from experiments.figures import paper as make_figures
 
     _fake_store(tmp_path)
     df = ResultStore(tmp_path).load()

@@ -238,11 +238,8 @@ def test_runner_records_timeouts_and_skips_further_restarts(fake_peer, tmp_path)
     again = peers.run_peers(cfg)  # resumes: nothing new, the stalled cell is not retried
     assert again["records_written"] == 0
 
-    import importlib.util
+    from experiments.figures import peers as plot
 
-    spec = importlib.util.spec_from_file_location("plot_peers", REPO / "scripts" / "plot_peers.py")
-    plot = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plot)
     assert plot.main(["--results", str(tmp_path), "--out", str(tmp_path / "fig")]) == 0
     assert {p.name for p in (tmp_path / "fig").glob("*.png")} == {
         "peers.png",

@@ -1,12 +1,11 @@
 """Compact summary (experiments/summary.py): figures redrawn from it alone, merge without duplicates."""
 
-import sys
 import warnings
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from experiments.figures import paper as make_figures
 from experiments.jmlr import run_gibbs_convergence, run_utility_vs_epsilon
 from experiments.results import ResultStore, record_id
 from experiments.summary import (
@@ -17,9 +16,6 @@ from experiments.summary import (
     update_summary,
 )
 from tests.hydra_helpers import compose_cfg
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import make_figures  # noqa: E402
 
 
 def _runs(tmp_path, samplers=("gibbs", "reference")):

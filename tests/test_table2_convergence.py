@@ -86,11 +86,8 @@ def test_aggregation_refuses_unconverged_records():
 
 
 def test_table2_and_the_figure_refuse_unconverged_records(tmp_path):
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    import make_figures
+    from experiments.figures import paper as make_figures
 
     rows = pd.DataFrame(
         {
