@@ -15,7 +15,7 @@
 set -euo pipefail
 # One BLAS thread per process: the script itself keeps the cores busy with several processes, and
 # OpenBLAS's default (one thread per core, spinning between calls) oversubscribes them.  Measured
-# (scripts/bench_blas_threads.py: 2 busy single-thread workers beside a loop of 512 x 512 eigh): with
+# (scripts/benchmarks/bench_blas_threads.py: 2 busy single-thread workers beside a loop of 512 x 512 eigh): with
 # one thread the eigh loop ran 5.5x and the workers 1.5x faster than with OpenBLAS's default
 # (docs/performance.md).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \

@@ -247,5 +247,8 @@ def test_smoke_form_rules():
         smoke_form(".venv/bin/python scripts/x.py --scale paper", {})
         == ".venv/bin/python scripts/x.py --scale smoke"
     )
-    assert smoke_form("scripts/audit_table.sh", {"scripts/audit_table.sh": "true"}) == "true"
+    assert (
+        smoke_form("scripts/studies/audit_table.sh", {"scripts/studies/audit_table.sh": "true"})
+        == "true"
+    )
     assert _bash_commands("a \\\n  b  # c\n# d\n\ne '#x'\n") == ["a b", "e '#x'"]

@@ -1,5 +1,5 @@
 """The rstiefel-faithful sampler (Hoff 2009 column Gibbs with ONE coordinate sweep per column), used to
-measure the paper's own sampler's mixing (scripts/bench_sampler.py --mixing)."""
+measure the paper's own sampler's mixing (scripts/benchmarks/bench_sampler.py --mixing)."""
 
 import numpy as np
 import pytest

@@ -92,7 +92,7 @@ def rstiefel_gibbs_sweep(V: np.ndarray, B: np.ndarray, rng: np.random.Generator)
     (``_coordinate_sweep_bingham``), v_r = N E y.  The column
     is not drawn exactly from its conditional; whether that mixes better or worse per iteration than
     :func:`reference_gibbs_sweep` is measured, not assumed (docs/sampler.md).  Used to measure the
-    paper's sampler (scripts/bench_sampler.py); Numba's generator is seeded from ``rng`` on each call.
+    paper's sampler (scripts/benchmarks/bench_sampler.py); Numba's generator is seeded from ``rng`` on each call.
     """
     k = V.shape[1]
     seed_numba(int(rng.integers(0, 2**31 - 1)))

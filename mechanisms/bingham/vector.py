@@ -154,7 +154,7 @@ def sample_vector_bingham_cholesky(
     acceptance probability exp((m/2)(1 + log u − u)), u = xᵀΩx/m.  Only the proposal is drawn
     differently: y = L⁻ᵀz with Ω = LLᵀ (Cholesky), z ~ N(0, I), so y ~ N(0, Ω⁻¹) and
     yᵀΩy = zᵀz.  ``eigvalsh`` + ``cholesky`` cost about a third of a full ``eigh`` (measured in
-    scripts/bench_sampler.py); used by :func:`reference_gibbs_sweep`.
+    scripts/benchmarks/bench_sampler.py); used by :func:`reference_gibbs_sweep`.
     """
     M = (M + M.T) / 2
     m = M.shape[0]

@@ -11,7 +11,7 @@ For each n the two mechanisms are run ``--trials`` times on one such data set (f
 P[gap + TLap(2, ε, δ₀) > τ]; paper: ∫ p(x) Π_j F(x + G_* − G_j) dx over the TLap density p and CDF F, by
 quadrature).  Prints a Markdown table and the sample bounds.
 
-    python scripts/subspace_exact_utility.py --epsilon 1 --delta 1e-6 --ell 1 --trials 300
+    python scripts/studies/subspace_exact_utility.py --epsilon 1 --delta 1e-6 --ell 1 --trials 300
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     b_paper = paper_exact_min_samples(ell, eps, delta)
     ns = args.n or sorted({int(v) for v in np.linspace(3 * ell + 2, b_paper + 8, 14).round()})
     print(
-        f"command: python scripts/subspace_exact_utility.py {shlex.join(sys.argv[1:] if argv is None else argv)}"
+        "command: python scripts/studies/subspace_exact_utility.py "
+        + shlex.join(sys.argv[1:] if argv is None else argv)
     )
     print(
         f"eps={eps} delta={delta} ell={ell} k={k} d={args.d} trials={args.trials} seed={args.seed}; "

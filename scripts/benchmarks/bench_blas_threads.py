@@ -1,6 +1,6 @@
 """Benchmark: why `scripts/reproduce.sh` pins every process to one BLAS thread.
 
-  .venv/bin/python scripts/bench_blas_threads.py [--seconds 10] [--repeats 3] [--d 512] [--workers 2]
+  .venv/bin/python scripts/benchmarks/bench_blas_threads.py [--seconds 10] [--repeats 3] [--d 512] [--workers 2]
 
 The paper-scale run keeps both cores busy with single-threaded chain workers while other processes
 call LAPACK (each PPCA group and each MOD-SULQ release eigendecomposes a d x d matrix).  With its

@@ -1,6 +1,6 @@
 """Benchmark of the fast chain's kernel parts, as paired ratios measured in one run.
 
-  .venv/bin/python scripts/bench_givens.py --data-dir $PRIVPCA_DATA_DIR [--datasets census insurance kddcup]
+  .venv/bin/python scripts/benchmarks/bench_givens.py --data-dir $PRIVPCA_DATA_DIR [--datasets census insurance kddcup]
 
 For each data set at the smallest and the largest n of the Figures 3-4 grid (ε = 0.1, B = n ε/2 A in
 its eigenbasis), after 200 equilibrating iterations:
@@ -16,13 +16,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import time
 
 import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
 from numba import njit
 
 from mechanisms.bingham import (

@@ -16,8 +16,8 @@ pairing them: every protocol sees the same subspace on the same split.  Rows are
 CSV (resumable); ``--summary`` prints mean, sample SD, the Monte Carlo standard error of the mean
 (SD/sqrt(rounds)) and the SE over permutation means (accounts for rounds sharing a split).
 
-    nice -n 19 python scripts/table2_protocol.py --out /tmp/t2/protocol.csv --permutations 5 --projections 8
-    python scripts/table2_protocol.py --out /tmp/t2/protocol.csv --summary
+    nice -n 19 python scripts/studies/table2_protocol.py --out /tmp/t2/protocol.csv --permutations 5 --projections 8
+    python scripts/studies/table2_protocol.py --out /tmp/t2/protocol.csv --summary
 """
 
 from __future__ import annotations
@@ -479,7 +479,7 @@ def main(argv=None) -> None:
     )
     args = ap.parse_args(argv)
     command = " ".join(
-        shlex.quote(a) for a in ["python", "scripts/table2_protocol.py", *sys.argv[1:]]
+        shlex.quote(a) for a in ["python", "scripts/studies/table2_protocol.py", *sys.argv[1:]]
     )
     # the one-off checks: (selected?, computation, decimals printed)
     checks = [

@@ -17,12 +17,12 @@ the trace.  The samplers work in the eigenbasis of B, so only the spectrum matte
 Runs on one BLAS thread.  Last stdout line: one JSON object
 {"speedup": {"116,4": x, ...}, "seconds_per_20000_iterations_513_8": s}.
 
-    .venv/bin/python scripts/bench_sampler.py --quick      # < 2 minutes
-    .venv/bin/python scripts/bench_sampler.py --mixing --data-dir $PRIVPCA_DATA_DIR   # mixing per iteration:
+    .venv/bin/python scripts/benchmarks/bench_sampler.py --quick      # < 2 minutes
+    .venv/bin/python scripts/benchmarks/bench_sampler.py --mixing --data-dir $PRIVPCA_DATA_DIR   # mixing per iteration:
         # fast chain at 1 and 2 sweeps, reference, rstiefel (the paper's sampler); real A at the full n
         # and n = 1,000; ESS/iteration, integrated autocorrelation time and lag-1 autocorrelation of
         # q_F and two subspace statistics (docs/sampler.md)
-    .venv/bin/python scripts/bench_sampler.py               # full (20,000 iterations x 4 chains)
+    .venv/bin/python scripts/benchmarks/bench_sampler.py               # full (20,000 iterations x 4 chains)
 """
 
 from __future__ import annotations

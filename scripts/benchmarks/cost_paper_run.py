@@ -9,9 +9,9 @@ chain part is scaled to 20,000 iterations) and at 1 and 2 Givens sweeps per iter
 chains (reference and fast, 5 x 40,000 iterations) from a short timed run; and the whole run
 extrapolated: groups = n_points x subsets per data set, each group = data + restarts x chain.
 
-    .venv/bin/python scripts/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR [--iterations 1000]
+    .venv/bin/python scripts/benchmarks/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR [--iterations 1000]
     # per n of the grid:
-    .venv/bin/python scripts/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR --per-n --iterations 300
+    .venv/bin/python scripts/benchmarks/cost_paper_run.py --data-dir $PRIVPCA_DATA_DIR --per-n --iterations 300
 
 Last stdout line: JSON with every measured number and the extrapolated totals (CPU seconds; the wall
 time on 2 idle cores is at least CPU / 2).
