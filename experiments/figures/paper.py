@@ -117,12 +117,20 @@ def in_paper_order(mechanisms, order=PAPER_ORDER) -> list:
     return [m for m in order if m in present] + sorted(m for m in present if m not in order)
 
 
-def save(fig, out: Path, name: str) -> list[Path]:
+def save(
+    fig,
+    out: Path,
+    name: str,
+    formats: tuple[str, ...] = ("png", "pdf"),
+    png_metadata: dict | None = None,
+) -> list[Path]:
+    """The one way a figure is written: ``<out>/<name>.<format>`` at 130 dpi, then closed.  Nothing
+    dated goes into a file (the PDF without its creation date; ``png_metadata`` may drop the PNG's
+    software tag too), so drawing an unchanged figure again gives identical bytes."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    paths = [out / f"{name}.{fmt}" for fmt in formats]
     for p in paths:
-        # no creation date in the PDF, so regenerating an unchanged figure gives identical bytes
-        meta = {"CreationDate": None} if p.suffix == ".pdf" else None
+        meta = {"CreationDate": None} if p.suffix == ".pdf" else png_metadata
         fig.savefig(p, dpi=130, bbox_inches="tight", metadata=meta)
     plt.close(fig)
     return paths

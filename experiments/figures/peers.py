@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.figures.paper import is_curated
+from experiments.figures.paper import save as save_figure
 from experiments.peers import peers_tables
 from experiments.results import ResultStore
 
@@ -44,12 +45,9 @@ DATASET_ORDER = ["kddcup", "insurance", "spiked"]
 
 
 def save(fig, out: Path, name: str) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}.png"
+    """A peers figure, labelled with its scale, as one PNG (:func:`experiments.figures.paper.save`)."""
     fig.text(1.0, 0.0, SCALE["text"], ha="right", va="top", fontsize=8, color="0.3")
-    fig.savefig(path, dpi=130, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return save_figure(fig, out, name, formats=("png",), png_metadata={"Software": None})[0]
 
 
 def grid_axes(table):
