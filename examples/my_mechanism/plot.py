@@ -4,31 +4,18 @@
     python examples/my_mechanism/plot.py --results RESULTS_DIR --dataset gaussian10 --out DIR
 
 Reads the records of ``experiment=utility_vs_n`` from the results store and draws them with the
-harness's own plotting function (``scripts/make_figures.py::utility_vs_n``), so the figure looks like
+harness's own plotting function (``experiments.figures.paper.utility_vs_n``), so the figure looks like
 Figures 3-4.  Writes ``DIR/utility_vs_n_<dataset>.png`` and ``.pdf``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from experiments.results import ResultStore  # noqa: E402
-
-
-def harness_plotting():
-    """``scripts/make_figures.py`` as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(
-        "make_figures", REPO / "scripts" / "make_figures.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from experiments.figures import paper as harness_figures
+from experiments.results import ResultStore
 
 
 def main(argv=None) -> int:
@@ -49,7 +36,7 @@ def main(argv=None) -> int:
         print(f"no utility_vs_n records for {args.dataset} under {args.results}", file=sys.stderr)
         return 1
     out = Path(args.out) if args.out else Path(args.results) / "figures"
-    plotting = harness_plotting()
+    plotting = harness_figures
     # mechanisms the harness has no line style for get their own colour (the default cycle would
     # reuse PPCA's blue); the harness's STYLE table itself is not edited
     extra_colours = iter(
