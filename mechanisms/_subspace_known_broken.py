@@ -16,7 +16,6 @@ Every guarantee they record has status ``"known false"``.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from typing import Any
@@ -31,6 +30,7 @@ from .subspace import (
     _exact_inputs,
     _exact_output,
     _exact_ptr,
+    _memoised_on_rows,
     _too_many_candidates,
     _top_and_gap,
     exact_min_samples,
@@ -53,20 +53,8 @@ ROUNDED_DEDUP_NOTE = (
 )
 
 
-def _tolerance_candidates(X: np.ndarray, k: int, tol: float):
-    """Cached by (X, k, tol): the candidates are a deterministic function of them (audits repeat X)."""
-    return _tolerance_candidates_cached(
-        np.ascontiguousarray(X).tobytes(), X.shape, int(k), float(tol)
-    )
-
-
-@functools.lru_cache(maxsize=8)
-def _tolerance_candidates_cached(data: bytes, shape: tuple[int, int], k: int, tol: float):
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    return _tolerance_candidates_uncached(X, k, tol)
-
-
-def _tolerance_candidates_uncached(
+@_memoised_on_rows
+def _tolerance_candidates(
     X: np.ndarray, k: int, tol: float
 ) -> tuple[list[np.ndarray], np.ndarray, int]:
     """Every k-dim subspace s with score u(X, s) >= 1, its orthonormal basis and its score.

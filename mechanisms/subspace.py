@@ -226,6 +226,26 @@ def _too_many_candidates(
     )
 
 
+def _memoised_on_rows(fn: Callable) -> Callable:
+    """``fn(X, *args)`` remembered for the last 8 distinct (X, args), X keyed by its float64 bytes.
+
+    For deterministic functions of the data only: audits run one dataset thousands of times, and the
+    exact-case candidates cost far more than a mechanism's one random draw.
+    """
+
+    @functools.lru_cache(maxsize=8)
+    def cached(data: bytes, shape: tuple[int, ...], *args):
+        return fn(np.frombuffer(data, dtype=np.float64).reshape(shape), *args)
+
+    @functools.wraps(fn)
+    def wrapper(X: np.ndarray, *args):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return cached(X.tobytes(), X.shape, *args)
+
+    return wrapper
+
+
+@_memoised_on_rows
 def _exact_candidates(
     X: np.ndarray, k: int
 ) -> tuple[list[Key], np.ndarray, list[tuple[int, ...]], int]:
@@ -242,13 +262,6 @@ def _exact_candidates(
     Returns (keys, integer scores, witnesses, number of zero rows) in the order of first appearance;
     the witness of a candidate is the first k-subset of rows (in row order) spanning it.
     """
-    return _exact_candidates_cached(np.ascontiguousarray(X).tobytes(), X.shape, int(k))
-
-
-@functools.lru_cache(maxsize=8)
-def _exact_candidates_cached(data: bytes, shape: tuple[int, int], k: int):
-    # The scores are a deterministic function of (X, k); audits run one dataset thousands of times.
-    X = np.frombuffer(data, dtype=np.float64).reshape(shape)
     lines = primitive_rows(X)
     L = lines_array(lines)
     nonzero = [i for i, line in enumerate(lines) if any(line)]
