@@ -3,10 +3,13 @@
 :class:`PrivatePCA` passes scikit-learn's own conformance suite
 (``sklearn.utils.estimator_checks``; see ``tests/test_sklearn_checks.py``).  Input is validated
 with scikit-learn's :func:`~sklearn.utils.validation.validate_data`, so shape, dtype, NaN/inf,
-sparse and feature-count errors read as scikit-learn users expect, and the estimator's parameters
-are declared in ``_parameter_constraints`` (scikit-learn's :mod:`sklearn.utils._param_validation`),
-checked by ``fit`` before anything else.  The privacy-specific checks (row norms, ε, δ) are the
-mechanisms' own and keep their messages (:class:`mechanisms.PrivacyInputError`).
+sparse and feature-count errors read as scikit-learn users expect.  What each parameter accepts is
+declared once, in ``_parameter_constraints`` (scikit-learn's :mod:`sklearn.utils._param_validation`).
+``fit`` refuses a bad ``mechanism``, ``clip``, ``mechanism_params`` or ``keep_diagnostics`` in
+scikit-learn's words before anything else; a bad ``n_components``, ``row_norm_bound`` or
+``random_state`` (:data:`OWN_WORDING`) is refused against the same constraints in the estimator's
+own words (a ``ValueError``), where ``fit`` first uses it.  The privacy-specific checks (row norms,
+ε, δ) are the mechanisms' own and keep their messages (:class:`mechanisms.PrivacyInputError`).
 """
 
 from __future__ import annotations
@@ -23,11 +26,19 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import get_mechanism
 from ._base import ChainConvergenceWarning, MechanismOutput, check_data
+
+#: the parameters refused in the estimator's own words (a ``ValueError``), where ``fit`` first uses
+#: them; what they accept is their declared constraint, as for every other parameter
+OWN_WORDING = ("n_components", "row_norm_bound", "random_state")
 
 
 def as_generator(random_state) -> np.random.Generator:
@@ -38,8 +49,14 @@ def as_generator(random_state) -> np.random.Generator:
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**32 - 1, size=4))
-    raise ValueError(
-        f"random_state must be None, an int, a Generator or a RandomState, got {random_state!r}"
+    raise bad_random_state(random_state)
+
+
+def bad_random_state(random_state) -> ValueError:
+    """The refusal of a ``random_state`` that is not one of scikit-learn's conventions."""
+    an_int = "an int in [0, 2**32 - 1]" if isinstance(random_state, Integral) else "an int"
+    return ValueError(
+        f"random_state must be None, {an_int}, a Generator or a RandomState, got {random_state!r}"
     )
 
 
@@ -145,9 +162,9 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     Algorithms 1-2; each mechanism's own references are in its docstring.
     """
 
-    #: scikit-learn's declaration of the parameters (checked by ``fit``); ε and δ are the
-    #: mechanisms' to check, with the project's messages, and n_components < n_features is
-    #: checked once the data are seen
+    #: scikit-learn's declaration of what each parameter accepts (``fit`` checks them all, those in
+    #: :data:`OWN_WORDING` with the estimator's messages); ε and δ are the mechanisms' to check,
+    #: with the project's messages, and n_components < n_features is checked once the data are seen
     _parameter_constraints: dict = {
         "mechanism": [str, callable],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -210,16 +227,51 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             return name, self.mechanism
         return str(self.mechanism), get_mechanism(self.mechanism)
 
+    def _validate_params(self) -> None:
+        """scikit-learn's check of the declared constraints (run by ``fit`` before anything else),
+        for the parameters not in :data:`OWN_WORDING`."""
+        validate_parameter_constraints(
+            {p: c for p, c in self._parameter_constraints.items() if p not in OWN_WORDING},
+            self.get_params(deep=False),
+            caller_name=type(self).__name__,
+        )
+
+    def _satisfies_constraint(self, name: str) -> bool:
+        """Does parameter ``name`` satisfy its declared constraint?"""
+        try:
+            validate_parameter_constraints(
+                {name: self._parameter_constraints[name]},
+                {name: getattr(self, name)},
+                caller_name=type(self).__name__,
+            )
+        except InvalidParameterError:
+            return False
+        return True
+
     def _check_n_components(self, n_features: int) -> int:
-        """n_components (an int >= 1 by the constraints) against the data: k < n_features."""
+        """n_components: an int (not a bool) allowed by its constraint, and k < n_features."""
         k = self.n_components
-        if isinstance(k, bool):  # an Integral to Python, not a rank
+        if isinstance(k, bool) or not isinstance(k, Integral):  # a bool is no rank
             raise ValueError(f"n_components must be an integer, got {k!r}")
-        if not int(k) < n_features:
+        if not (self._satisfies_constraint("n_components") and k < n_features):
             raise ValueError(
                 f"n_components must satisfy 1 <= n_components < n_features = {n_features}, got {k}"
             )
         return int(k)
+
+    def _check_row_norm_bound(self) -> float:
+        """row_norm_bound as a float, when its constraint allows it."""
+        bound = self.row_norm_bound
+        if not self._satisfies_constraint("row_norm_bound"):
+            what = "a finite number > 0" if isinstance(bound, Real) else "a number"
+            raise ValueError(f"row_norm_bound must be {what}, got {bound!r}")
+        return float(bound)
+
+    def _generator(self) -> np.random.Generator:
+        """The mechanism's source of randomness, when the constraint of random_state allows it."""
+        if not self._satisfies_constraint("random_state"):
+            raise bad_random_state(self.random_state)
+        return as_generator(self.random_state)
 
     def _not_converged_message(self, name: str) -> str:
         """Public configuration only; points to diagnostics the user can see (or says how to)."""
@@ -262,7 +314,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
                 f"(n_components < n_features)"
             )
         k = self._check_n_components(X.shape[1])
-        bound = float(self.row_norm_bound)
+        bound = self._check_row_norm_bound()
         # Privacy check (rows of norm <= B), with the project's message; then scale onto the unit ball.
         X, n_clipped = check_data(X, row_norm_bound=bound, clip=bool(self.clip))
         X = X / bound
@@ -277,7 +329,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         warn = bool(kwargs.get("warn", True))
         if "warn" in accepted:
             kwargs["warn"] = False  # the mechanism's own warning points to its output: worded below
-        out = func(X, k, rng=as_generator(self.random_state), clip=bool(self.clip), **kwargs)
+        out = func(X, k, rng=self._generator(), clip=bool(self.clip), **kwargs)
         release, diagnostics = split_output(out)
         if warn and diagnostics.get("converged") is False:
             warnings.warn(self._not_converged_message(name), ChainConvergenceWarning, stacklevel=2)
