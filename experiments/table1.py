@@ -19,7 +19,15 @@ from experiments.datasets import DATASETS, PAPER_K, PAPER_TABLE1, DataUnavailabl
 from mechanisms import second_moment
 from mechanisms.metrics import optimal_q_F
 
-__all__ = ["PAPER_TABLE1", "PAPER_K", "COLUMNS", "table1", "table1_row"]
+__all__ = [
+    "PAPER_TABLE1",
+    "PAPER_K",
+    "COLUMNS",
+    "DRAWN_COLUMNS",
+    "DRAWN_IF_RECORDED",
+    "table1",
+    "table1_row",
+]
 
 COLUMNS = [
     "dataset",
@@ -37,6 +45,11 @@ COLUMNS = [
     "q_F_over_frobenius",
     "note",
 ]
+#: the columns of the drawn Table 1 (:func:`experiments.figures.tables.table1`): the paper's
+#: quantities beside ours, without the Frobenius ratio and the note
+DRAWN_COLUMNS = [c for c in COLUMNS if c not in ("q_F_over_frobenius", "note")]
+#: drawn columns left out when the records do not hold them
+DRAWN_IF_RECORDED = ("paper_ratio", "rel_diff_q_F")
 
 
 def table1_row(ds, k: int | None = None) -> dict:

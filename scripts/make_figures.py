@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Draw every JMLR figure and table from a results store or a summary (experiments.figures.paper).
+"""Draw every JMLR figure and table from a results store or a summary (experiments.figures.cli).
 
 ``--help`` lists the options."""
 
-from experiments.figures.paper import main
+from experiments.figures.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

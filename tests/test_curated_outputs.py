@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.figures import cli
 from experiments.figures import paper as make_figures
 from experiments.figures import peers as plot_peers
 
@@ -36,7 +37,7 @@ def test_committed_figures_and_tables_are_drawn_from_the_committed_summary(scale
     """Byte for byte: PNG and PDF carry no date and are drawn deterministically.  A figure changed in the
     code without `scripts/curate.sh SCALE` being run fails here (and so does a stale summary)."""
     cur = CURATED[scale]
-    made = make_figures.make_all(REPO / "results", tmp_path, scale=scale, summary=cur / "summary")
+    made = cli.make_all(REPO / "results", tmp_path, scale=scale, summary=cur / "summary")
     assert made.get("fig3") and made.get("table1"), (
         "the summary holds no Figure 3 or Table 1 records"
     )
@@ -115,9 +116,9 @@ def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_pa
         timeout=300,
     )
     assert proc.returncode == 2 and "curate" in proc.stderr
-    assert make_figures.default_out(Path("results"), "smoke") == Path("results/drawn/smoke")
-    assert not make_figures.is_curated(REPO / "results" / "drawn" / "smoke")
-    assert make_figures.is_curated(REPO / "results" / "paper_scale" / "figures")
+    assert cli.default_out(Path("results"), "smoke") == Path("results/drawn/smoke")
+    assert not cli.is_curated(REPO / "results" / "drawn" / "smoke")
+    assert cli.is_curated(REPO / "results" / "paper_scale" / "figures")
 
 
 def _copy_of_the_repository(dest: Path) -> Path:

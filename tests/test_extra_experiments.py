@@ -232,7 +232,7 @@ def test_figure_guides_and_labels(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from experiments.figures import paper as make_figures
+    from experiments.figures import extras as make_figures
 
     store = ResultStore(tmp_path)
     for d in (10, 100):

@@ -1,4 +1,5 @@
-"""Figure functions of experiments.figures.paper (all but Figure 2) on small DataFrames of records."""
+"""Figure functions of experiments.figures.paper (all but Figure 2) and the tables of
+experiments.figures.tables, on small DataFrames of records."""
 
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pandas as pd
 import pytest
 
 from experiments.figures import paper as make_figures
+from experiments.figures import tables
 
 matplotlib.use("Agg")
 REPO = Path(__file__).resolve().parent.parent
@@ -193,7 +195,7 @@ def test_classification_figure_and_tables(tmp_path, captured):
     }
     assert "nominal ε (MCMC), not proven" in ticks["PPCA"]  # MCMC PPCA labelled as everywhere
     assert "not proven" not in ticks["MOD-SULQ"] and "not proven" not in ticks["Non-private PCA"]
-    t2 = pd.read_csv(make_figures.table2(df, tmp_path)[0])
+    t2 = pd.read_csv(tables.table2(df, tmp_path)[0])
     assert set(t2.dataset) == {"kddcup"}
     row = t2[(t2.scale == "paper") & (t2.mechanism == "random") & (t2.svm_loss == "hinge")]
     assert row.accuracy_pct.item() == pytest.approx(97.1) and row.rounds.item() == 3
@@ -202,7 +204,7 @@ def test_classification_figure_and_tables(tmp_path, captured):
     assert legacy.random_entries.item() == "gaussian" and legacy.feature_scaling.item() == "none"
     order = list(t2[(t2.scale == "paper") & (t2.svm_loss == "hinge")].mechanism)
     assert order == ["pca", "ppca", "mod_sulq", "random"]
-    fn = pd.read_csv(make_figures.footnote1(df, tmp_path)[0])
+    fn = pd.read_csv(tables.footnote1(df, tmp_path)[0])
     assert set(fn.dataset) == {"census", "insurance"}
     q = fn[(fn.dataset == "census") & (fn.scale == "quick") & (fn.d_classified == 512)]
     assert q.accuracy_pct.item() == pytest.approx(94.05) and q.majority_accuracy_pct.item() == 94.0

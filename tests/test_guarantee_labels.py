@@ -138,21 +138,25 @@ def test_figures_and_table2_label_nominal_epsilon(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
+    from experiments.figures import extras, tables
     from experiments.figures import paper as make_figures
 
     df = _store(tmp_path).load()
     captured = {}
     real_save = make_figures.save
-    make_figures.save = lambda fig, out, name: (
-        captured.__setitem__(name, fig) or real_save(fig, out, name)
-    )
+
+    def capture(fig, out, name):
+        captured[name] = fig
+        return real_save(fig, out, name)
+
+    make_figures.save = extras.save = capture
     try:
         make_figures.utility_vs_n(df, ["census"], tmp_path, "fig3", "t")
         make_figures.fig5(df, tmp_path)
-        make_figures.fig_dimension_scaling(df, tmp_path)
-        make_figures.table2(df, tmp_path)
+        extras.fig_dimension_scaling(df, tmp_path)
+        tables.table2(df, tmp_path)
     finally:
-        make_figures.save = real_save
+        make_figures.save = extras.save = real_save
     for name in ("fig3", "fig5", "dimension_scaling"):
         labels = _legend_labels(captured[name])
         ppca = [x for x in labels if x.startswith("PPCA")]

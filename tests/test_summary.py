@@ -5,6 +5,7 @@ import warnings
 import pandas as pd
 import pytest
 
+from experiments.figures import cli, tables
 from experiments.figures import paper as make_figures
 from experiments.jmlr import run_gibbs_convergence, run_utility_vs_epsilon
 from experiments.results import ResultStore, record_id
@@ -54,8 +55,8 @@ def test_figures_from_summary_equal_figures_from_store(tmp_path):
     counts = update_summary(store, tmp_path / "summary")
     n_records = len(list(ResultStore(store).iter_records()))
     assert counts["records"] == n_records
-    from_store = make_figures.make_all(store, tmp_path / "a", {"fig2", "fig5"})
-    from_summary = make_figures.make_all(
+    from_store = cli.make_all(store, tmp_path / "a", {"fig2", "fig5"})
+    from_summary = cli.make_all(
         store, tmp_path / "b", {"fig2", "fig5"}, summary=tmp_path / "summary"
     )
     for name in ("fig2", "fig5"):
@@ -156,5 +157,5 @@ def test_table1_rows_in_the_papers_order(tmp_path):
         }
         for ds in ("insurance", "census", "kddcup")
     ]
-    make_figures.table1(pd.DataFrame(rows), tmp_path)
+    tables.table1(pd.DataFrame(rows), tmp_path)
     assert list(pd.read_csv(tmp_path / "table1.csv").dataset) == ["kddcup", "census", "insurance"]

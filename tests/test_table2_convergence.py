@@ -87,7 +87,7 @@ def test_aggregation_refuses_unconverged_records():
 
 def test_table2_and_the_figure_refuse_unconverged_records(tmp_path):
 
-    from experiments.figures import paper as make_figures
+    from experiments.figures import paper, tables
 
     rows = pd.DataFrame(
         {
@@ -104,10 +104,10 @@ def test_table2_and_the_figure_refuse_unconverged_records(tmp_path):
             "svm_converged": [True, False],
         }
     )
-    for draw in (make_figures.table2, make_figures.fig_classification):
+    for draw in (tables.table2, paper.fig_classification):
         with pytest.raises(UnconvergedFitError):
             draw(rows, tmp_path)
-    assert make_figures.table2(rows.iloc[:1], tmp_path)  # the converged record alone is drawn
+    assert tables.table2(rows.iloc[:1], tmp_path)  # the converged record alone is drawn
 
 
 def test_runner_records_convergence_and_refuses_to_summarise(tmp_path):

@@ -4,8 +4,9 @@
     python examples/my_mechanism/plot.py --results RESULTS_DIR --dataset gaussian10 --out DIR
 
 Reads the records of ``experiment=utility_vs_n`` from the results store and draws them with the
-harness's own plotting function (``experiments.figures.paper.utility_vs_n``), so the figure looks like
-Figures 3-4.  Writes ``DIR/utility_vs_n_<dataset>.png`` and ``.pdf``.
+harness's own plotting function (``experiments.figures.paper.utility_vs_n``) and line styles
+(``experiments.figures.style.STYLE``), so the figure looks like Figures 3-4.  Writes
+``DIR/utility_vs_n_<dataset>.png`` and ``.pdf``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from experiments.figures import paper as harness_figures
+from experiments.figures import style as harness_style
 from experiments.results import ResultStore
 
 
@@ -38,12 +40,12 @@ def main(argv=None) -> int:
     out = Path(args.out) if args.out else Path(args.results) / "figures"
     plotting = harness_figures
     # mechanisms the harness has no line style for get their own colour (the default cycle would
-    # reuse PPCA's blue); the harness's STYLE table itself is not edited
+    # reuse PPCA's blue), added to the harness's STYLE table in this process only
     extra_colours = iter(
         ["tab:orange", "tab:brown", "tab:olive", "tab:cyan", "tab:pink", "tab:gray"]
     )
-    for mech in sorted(set(df.mechanism) - set(plotting.STYLE)):
-        plotting.STYLE[mech] = dict(
+    for mech in sorted(set(df.mechanism) - set(harness_style.STYLE)):
+        harness_style.STYLE[mech] = dict(
             color=next(extra_colours, None), ls="-.", marker="o", label=mech
         )
     paths = plotting.utility_vs_n(

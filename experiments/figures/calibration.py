@@ -22,24 +22,11 @@ import numpy as np
 import pandas as pd
 
 from experiments.compat import fill_unkeyed_defaults
-from experiments.figures.paper import is_curated, save, scale_text
+from experiments.figures.cli import is_curated
+from experiments.figures.style import CALIBRATION_STYLE, save, scale_text
 from experiments.results import ResultStore
 
 CAL_COL = "run_key.mechanism_params.calibration"
-COLORS = {
-    "pca": "tab:red",
-    "random": "tab:green",
-    "mod_sulq": "tab:purple",
-    "analyze_gauss": "tab:orange",
-    "private_sketch": "tab:brown",
-}
-LABELS = {
-    "pca": "Non-private PCA",
-    "random": "Random",
-    "mod_sulq": "MOD-SULQ",
-    "analyze_gauss": "Analyze Gauss",
-    "private_sketch": "private_sketch",
-}
 
 
 def with_calibration(df: pd.DataFrame) -> pd.DataFrame:
@@ -54,12 +41,12 @@ def with_calibration(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def series_label(mech: str, cal: str) -> str:
-    return LABELS.get(mech, mech) + ("" if cal == "-" else f" ({cal})")
+    return CALIBRATION_STYLE.get(mech, {}).get("label", mech) + ("" if cal == "-" else f" ({cal})")
 
 
 def line_style(mech: str, cal: str) -> dict:
     return dict(
-        color=COLORS.get(mech),
+        color=CALIBRATION_STYLE.get(mech, {}).get("color"),
         ls="-" if cal in ("-", "tight") else "--",
         marker="o" if cal == "tight" else None,
         ms=4,

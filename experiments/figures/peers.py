@@ -25,8 +25,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments.figures.paper import is_curated
-from experiments.figures.paper import save as save_figure
+from experiments.figures.cli import is_curated
+from experiments.figures.style import PEERS_STYLE
+from experiments.figures.style import save as save_figure
 from experiments.peers import peers_tables
 from experiments.results import ResultStore
 
@@ -35,17 +36,11 @@ DEFAULT_CAP = 60.0
 #: the scale named on the figures (``--scale``; the peers records are run at the default scale)
 SCALE = {"text": "scale: quick"}
 
-STYLE = {
-    "ppca": dict(color="tab:blue", ls="--", marker="o", label="privpca PPCA"),
-    "ppca_iterative": dict(color="tab:cyan", ls="-", marker="s", label="privpca PPCA (iterative)"),
-    "diffprivlib_pca": dict(color="tab:orange", ls="-.", marker="^", label="diffprivlib 0.6.6 PCA"),
-    "opendp_pca": dict(color="tab:red", ls=":", marker="v", label="OpenDP 0.16 PCA"),
-}
 DATASET_ORDER = ["kddcup", "insurance", "spiked"]
 
 
 def save(fig, out: Path, name: str) -> Path:
-    """A peers figure, labelled with its scale, as one PNG (:func:`experiments.figures.paper.save`)."""
+    """A peers figure, labelled with its scale, as one PNG (:func:`experiments.figures.style.save`)."""
     fig.text(1.0, 0.0, SCALE["text"], ha="right", va="top", fontsize=8, color="0.3")
     return save_figure(fig, out, name, formats=("png",), png_metadata={"Software": None})[0]
 
@@ -70,7 +65,7 @@ def utility_figure(table, out: Path) -> Path:
         for j, eps in enumerate(epsilons):
             ax = axes[i][j]
             cell = table[(table.dataset == ds) & (table.epsilon_requested == eps)]
-            for mech, st in STYLE.items():
+            for mech, st in PEERS_STYLE.items():
                 m = cell[cell.mechanism == mech].sort_values("n")
                 if m.empty:
                     continue
@@ -111,7 +106,7 @@ def time_figure(table, cap: float | None, out: Path) -> Path:
         for j, eps in enumerate(epsilons):
             ax = axes[i][j]
             cell = table[(table.dataset == ds) & (table.epsilon_requested == eps)]
-            for mech, st in STYLE.items():
+            for mech, st in PEERS_STYLE.items():
                 m = cell[cell.mechanism == mech].sort_values("n")
                 if not m.empty:
                     ax.plot(m.n, m.median_seconds, **st)

@@ -1,0 +1,168 @@
+"""The JMLR paper's tables, drawn from records as CSV: Table 1 (the data sets), Table 2
+(classification accuracy beside the paper's) and footnote 1 (accuracy against the majority label).
+
+Every function takes a pandas DataFrame of records and an output directory, and returns the written
+paths, or None when the records it draws are missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.compat import fill_legacy_protocol
+from experiments.figures.style import TABLE2_ORDER, guarantee_statuses
+from experiments.jmlr import require_converged
+from experiments.table1 import DRAWN_COLUMNS, DRAWN_IF_RECORDED
+
+#: row order of the paper's Table 1
+TABLE1_ORDER = ["kddcup", "census", "localization", "insurance"]
+#: JMLR Table 2: accuracy (%) mean and std per (data set, mechanism)
+PAPER_TABLE2 = {
+    ("kddcup", "pca"): (98.97, 0.05),
+    ("kddcup", "ppca"): (98.95, 0.05),
+    ("kddcup", "mod_sulq"): (98.18, 0.65),
+    ("kddcup", "random"): (98.23, 0.49),
+    ("localization", "pca"): (100.0, 0.0),
+    ("localization", "ppca"): (100.0, 0.0),
+    ("localization", "mod_sulq"): (97.06, 2.17),
+    ("localization", "random"): (96.28, 2.34),
+}
+
+
+def table1(df: pd.DataFrame, out: Path):
+    """Table 1, the latest record per data set, in the columns of
+    :data:`experiments.table1.DRAWN_COLUMNS` and the paper's row order."""
+    d = df[df.experiment == "table1"]
+    if d.empty:
+        return None
+    cols = [c for c in DRAWN_COLUMNS if c not in DRAWN_IF_RECORDED or c in d.columns]
+    t = d.sort_values("timestamp", kind="mergesort").groupby("dataset").tail(1)[cols]
+    # rows in the paper's order (ties in the timestamp must not decide it: store and summary differ)
+    t = t.assign(
+        _o=[TABLE1_ORDER.index(x) if x in TABLE1_ORDER else len(TABLE1_ORDER) for x in t.dataset]
+    )
+    t = t.sort_values(["_o", "dataset"], kind="mergesort").drop(columns="_o")
+    out.mkdir(parents=True, exist_ok=True)
+    t.to_csv(out / "table1.csv", index=False)
+    return [out / "table1.csv"]
+
+
+#: the protocol columns of a classification record (experiments.jmlr.classification_protocol)
+PROTOCOL_COLUMNS = [
+    "classifier",
+    "svm_loss",
+    "feature_scaling",
+    "random_entries",
+    "random_projection",
+]
+#: footnote 1's data sets (accuracy after PCA no better than the majority label)
+FOOTNOTE_DATASETS = ["census", "insurance"]
+
+
+def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) -> pd.DataFrame:
+    """Classification records with the protocol columns filled (records that predate them get their
+    old protocol, :func:`experiments.compat.fill_legacy_protocol`; the random-projection columns only
+    apply to the random mechanism, "-" for the others)."""
+    if "experiment" not in df.columns:
+        return df.iloc[0:0]
+    d = df[df.experiment == "classification"].copy()
+    if datasets is not None:
+        d = d[d.dataset.isin(datasets)]
+    if d.empty:
+        return d
+    require_converged(d)  # a fit stopped at its iteration limit is refused, not averaged
+    d = fill_legacy_protocol(d)
+    for col in PROTOCOL_COLUMNS:
+        if col.startswith("random_"):
+            d[col] = d[col].astype(object)  # all-NaN (float) when no random records are present
+            d.loc[d.mechanism != "random", col] = "-"
+    if "scale" not in d:
+        d["scale"] = None
+    d["scale"] = d["scale"].fillna("-")
+    return d
+
+
+def table2(df: pd.DataFrame, out: Path):
+    """Table 2 (kddcup, localization) per scale and protocol, beside the paper's numbers."""
+    d = classification_records(df)
+    d = d[~d.dataset.isin(FOOTNOTE_DATASETS)] if len(d) else d
+    if d.empty:
+        return None
+    keys = ["dataset", "scale", *PROTOCOL_COLUMNS, "mechanism"]
+    g = d.groupby(keys, dropna=False)["accuracy"].agg(["mean", "std", "count"]).reset_index()
+    g["accuracy_pct"] = (100 * g["mean"]).round(2)
+    g["std_pct"] = (100 * g["std"].fillna(0.0)).round(2)
+    g["paper_accuracy_pct"] = [
+        PAPER_TABLE2.get((a, b), (np.nan, np.nan))[0] for a, b in zip(g.dataset, g.mechanism)
+    ]
+    g["paper_std_pct"] = [
+        PAPER_TABLE2.get((a, b), (np.nan, np.nan))[1] for a, b in zip(g.dataset, g.mechanism)
+    ]
+    g["guarantee"] = [
+        ", ".join(sorted(guarantee_statuses(d[(d.dataset == a) & (d.mechanism == b)]))) or "proven"
+        for a, b in zip(g.dataset, g.mechanism)
+    ]
+    g.loc[g.mechanism == "pca", "guarantee"] = "none (non-private)"
+    g["order"] = [
+        TABLE2_ORDER.index(m) if m in TABLE2_ORDER else len(TABLE2_ORDER) for m in g.mechanism
+    ]
+    g = g.sort_values(["dataset", "scale", "classifier", "svm_loss", "feature_scaling", "order"])
+    t = g[
+        [
+            "dataset",
+            "mechanism",
+            "guarantee",
+            "accuracy_pct",
+            "std_pct",
+            "count",
+            "paper_accuracy_pct",
+            "paper_std_pct",
+            "scale",
+            *PROTOCOL_COLUMNS,
+        ]
+    ].rename(columns={"count": "rounds"})
+    out.mkdir(parents=True, exist_ok=True)
+    t.to_csv(out / "table2.csv", index=False)
+    return [out / "table2.csv"]
+
+
+def footnote1(df: pd.DataFrame, out: Path):
+    """Footnote 1: on census and insurance, projected-classifier accuracy beside always predicting the
+    majority label (mean over rounds; ``gain_pct`` = accuracy - majority, its sd over rounds)."""
+    d = classification_records(df, FOOTNOTE_DATASETS)
+    if d.empty:
+        return None
+    if "majority_accuracy" not in d:
+        return None
+    d = d.dropna(subset=["majority_accuracy"]).copy()
+    if "d_classified" not in d:
+        d["d_classified"] = d["d"]
+    d["gain"] = d.accuracy - d.majority_accuracy
+    keys = [
+        "dataset",
+        "scale",
+        "classifier",
+        "svm_loss",
+        "feature_scaling",
+        "d_classified",
+        "mechanism",
+    ]
+    g = (
+        d.groupby(keys, dropna=False)
+        .agg(
+            accuracy_pct=("accuracy", "mean"),
+            majority_accuracy_pct=("majority_accuracy", "mean"),
+            gain_pct=("gain", "mean"),
+            gain_sd_pct=("gain", "std"),
+            rounds=("accuracy", "size"),
+        )
+        .reset_index()
+    )
+    for c in ("accuracy_pct", "majority_accuracy_pct", "gain_pct", "gain_sd_pct"):
+        g[c] = (100 * g[c]).round(2)
+    out.mkdir(parents=True, exist_ok=True)
+    g.to_csv(out / "footnote1.csv", index=False)
+    return [out / "footnote1.csv"]
