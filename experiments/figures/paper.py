@@ -40,6 +40,7 @@ MISSING_PANEL = {
 
 
 def fig1(df: pd.DataFrame, out: Path):
+    """Figure 1: MOD-SULQ's upper bound on the correlation against n, one panel per d, one line per ε."""
     d = df[df.experiment == "sulq_bound"]
     if d.empty:
         return None
