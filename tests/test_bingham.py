@@ -17,12 +17,12 @@ from mechanisms.bingham import (
     acg_log_accept,
     givens_angle,
     givens_sweeps,
+    kernel_states,
     null_space_split,
     reference_gibbs_sweep,
     run_bingham_chains,
     sample_vector_bingham,
-    seed_numba,
-    vonmises_numba,
+    vonmises_draw,
 )
 
 ALPHA = 1e-3
@@ -174,9 +174,9 @@ def test_exact_sampler_high_concentration_efficiency():
 
 @pytest.mark.parametrize("kappa", [1e-3, 0.5, 50.0, 1e4])
 def test_vonmises_kernel(kappa):
-    seed_numba(5)
+    state = kernel_states([np.random.default_rng(5)])
     mu = 1.0
-    draws = np.array([vonmises_numba(mu, kappa) for _ in range(4000)])
+    draws = np.array([vonmises_draw(mu, kappa, state, 0) for _ in range(4000)])
     wrapped = np.mod(draws - mu + np.pi, 2 * np.pi) - np.pi
     assert ks_p(wrapped, stats.vonmises(kappa).cdf) > ALPHA
 
@@ -184,13 +184,18 @@ def test_vonmises_kernel(kappa):
 # ---------------------------------------------------------------- k > 1 chains
 
 
-def _givens_from(V, b, k, n_sweeps):
-    d = V.shape[0]
-    Q = np.linalg.qr(V, mode="complete")[0]
-    Q[:, :k] = V  # keep the exact V as the first k columns (QR may flip signs)
-    Qt = np.ascontiguousarray(Q.T)
-    givens_sweeps(Qt, b, k, n_sweeps, np.empty(n_sweeps), np.zeros((k, d)))
-    return Qt[:k].T.copy()
+def _givens_from(starts, b, k, n_sweeps, seed):
+    """Final frames of one Givens chain per start frame (all in one lockstep call), each chain
+    with its own stream; the exact starts are kept as the first k columns of the full state."""
+    m, d, _ = starts.shape
+    Qt = np.empty((m, d, d))
+    for c, V in enumerate(starts):
+        Q = np.linalg.qr(V, mode="complete")[0]
+        Q[:, :k] = V  # keep the exact V as the first k columns (QR may flip signs)
+        Qt[c] = Q.T
+    state = kernel_states([np.random.default_rng([seed, c]) for c in range(m)])
+    givens_sweeps(Qt, b, k, n_sweeps, np.empty((m, n_sweeps)), np.zeros((m, k, d)), 1, state)
+    return np.transpose(Qt[:, :k, :], (0, 2, 1)).copy()
 
 
 def _exact_d3_k2(b, m, rng):
@@ -215,16 +220,15 @@ def test_chains_d3_k2_stay_on_and_converge_to_law(b, sampler):
     the final states' plane normals follow Bingham(−B) (exact law, Bessel-form CDF)."""
     b = np.array(b)
     rng = np.random.default_rng(6)
-    seed_numba(6)
     m = 1500 if sampler == "gibbs" else 400
     starts_exact = _exact_d3_k2(b, m, rng)
     starts_unif = np.array([np.linalg.qr(rng.standard_normal((3, 2)))[0] for _ in range(m)])
     for starts, sweeps in [(starts_exact, 3), (starts_unif, 30)]:
-        finals = np.empty_like(starts)
-        for i, V0 in enumerate(starts):
-            if sampler == "gibbs":
-                finals[i] = _givens_from(V0, b, 2, sweeps)
-            else:
+        if sampler == "gibbs":
+            finals = _givens_from(starts, b, 2, sweeps, seed=6)
+        else:
+            finals = np.empty_like(starts)
+            for i, V0 in enumerate(starts):
                 V = V0.copy()
                 for _ in range(sweeps if sweeps < 10 else 10):
                     reference_gibbs_sweep(V, np.diag(b), rng)
@@ -263,11 +267,9 @@ def test_fast_reference_agree_d5_k2(b, use_is):
     b = np.array(b)
     d, k = b.size, 2
     rng = np.random.default_rng(7)
-    seed_numba(7)
     mf, mr = 3000, 600
-    fast = np.array(
-        [_givens_from(np.linalg.qr(rng.standard_normal((d, k)))[0], b, k, 25) for _ in range(mf)]
-    )
+    starts = np.array([np.linalg.qr(rng.standard_normal((d, k)))[0] for _ in range(mf)])
+    fast = _givens_from(starts, b, k, 25, seed=7)
     ref = []
     for _ in range(mr):
         V = np.linalg.qr(rng.standard_normal((d, k)))[0]
@@ -360,10 +362,10 @@ def test_givens_angle_law(kappa):
 
     KS on the wrapped 2θ − μ (4,000 draws, the suite's ALPHA) and a binomial check of the branch
     (cos θ > 0 has probability ½: |fraction − ½| < 4 SE = 4·√(1/4/4000) ≈ 0.032)."""
-    seed_numba(11)
+    state = kernel_states([np.random.default_rng(11)])
     mu = 2.5
     a, cij = kappa * np.cos(mu), kappa * np.sin(mu)
-    cs = np.array([givens_angle(a, cij) for _ in range(4000)])
+    cs = np.array([givens_angle(a, cij, state, 0) for _ in range(4000)])
     np.testing.assert_allclose(np.hypot(cs[:, 0], cs[:, 1]), 1.0, atol=1e-14)
     theta = np.arctan2(cs[:, 1], cs[:, 0])
     wrapped = np.mod(2 * theta - mu + np.pi, 2 * np.pi) - np.pi
@@ -459,3 +461,84 @@ def test_reduced_chain_d6_k2_moments_match_importance_sampling():
     # sign symmetry of the null rows (a deterministic completion basis would break it)
     z = Vs[:, 2:, :]
     assert np.all(np.abs(z.mean(0)) < 5 * z.std(0) / np.sqrt(m))
+
+
+# ---------------------------------------------------------------- chains in lockstep
+
+
+@pytest.mark.parametrize("track_F", [True, False])
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_lockstep_chains_are_the_single_chain_runs_bit_for_bit(track_F, k):
+    """Each of the chains run together in one kernel is bit for bit the run of its generator alone
+    (n_chains=1): its start, its stream, its state, its energy trace and F statistic, with and
+    without the null-space reduction; k = 6 exercises the four-row passes and the single rows."""
+    b = np.concatenate([300.0 * np.exp(-np.arange(9) / 3.0), np.zeros(3)])
+    seeds = [11, 12, 13, 14, 15]
+    kwargs = dict(
+        iterations=60, record_every=20, progress=False, track_F=track_F, sweeps_per_iteration=1
+    )
+    together = run_bingham_chains(
+        b, k, rng=[np.random.default_rng(s) for s in seeds], n_chains=5, **kwargs
+    )
+    for c, s in enumerate(seeds):
+        alone = run_bingham_chains(b, k, rng=[np.random.default_rng(s)], n_chains=1, **kwargs)
+        assert np.array_equal(alone["V"][0], together["V"][c])
+        assert np.array_equal(alone["energy"][0], together["energy"][c])
+        assert np.array_equal(alone["F"][0], together["F"][c])
+    # the chains are distinct: each is driven by its own stream
+    assert len({together["V"][c].tobytes() for c in range(5)}) == 5
+
+
+def test_a_chain_stream_is_not_advanced_by_other_chains():
+    """uniform_if advances only the chains asked: a masked draw leaves a chain's stream unchanged,
+    so a chain's draws do not depend on how many draws its neighbours in a call need."""
+    from mechanisms.bingham._numba import njit
+    from mechanisms.bingham.streams import uniform_if
+
+    @njit
+    def draws(state, mask, n):
+        out = np.empty((n, state.shape[1]))
+        for t in range(n):
+            for c in range(state.shape[1]):
+                out[t, c] = uniform_if(state, c, mask[t, c])
+        return out
+
+    gens = [np.random.default_rng(s) for s in (1, 2)]
+    state = kernel_states(gens)
+    mask = np.ones((50, 2), dtype=np.bool_)
+    mask[::3, 1] = False  # chain 1 skips every third step
+    got = draws(state, mask, 50)
+    alone = kernel_states([np.random.default_rng(2)])
+    ref = draws(alone, np.ones((int(mask[:, 1].sum()), 1), dtype=np.bool_), int(mask[:, 1].sum()))
+    assert np.array_equal(got[mask[:, 1], 1], ref[:, 0])
+
+
+def test_chain_streams_xoshiro_reference_values():
+    """The kernel's generator is xoshiro256** (Blackman & Vigna): its first outputs from a state
+    equal those of a plain-integer implementation of the published recurrence."""
+    from mechanisms.bingham._numba import njit
+    from mechanisms.bingham.streams import uniform
+
+    mask64 = (1 << 64) - 1
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (64 - r))) & mask64
+
+    def reference(s):
+        out = (rotl((s[1] * 5) & mask64, 7) * 9) & mask64
+        t = (s[1] << 17) & mask64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return (out >> 11) * 2.0**-53
+
+    @njit
+    def draws(state, n):
+        return np.array([uniform(state, 0) for _ in range(n)])
+
+    state = kernel_states([np.random.default_rng(99)])
+    words = [int(x) for x in state[:, 0]]
+    assert np.array_equal(draws(state, 200), np.array([reference(words) for _ in range(200)]))

@@ -14,7 +14,9 @@ One module per sampler, each with its derivation in its docstring:
     coordinate sweep per column (measured against the others, never used for a release by default).
 :mod:`.givens`
     ``givens_sweeps`` (k ≥ 1, **fast MCMC**, the default for k > 1): Gibbs on the orthogonal group by
-    Givens rotations, the Numba kernel.
+    Givens rotations, the Numba kernel, several chains in lockstep.
+:mod:`.streams`
+    per-chain random streams (xoshiro256**) inside the Numba kernels.
 :mod:`.chains`
     ``run_bingham_chains``: the multi-chain driver used by ppca and the Figure-2 experiment.
 """
@@ -31,8 +33,9 @@ from .column import (
     reference_gibbs_sweep,
     sample_bingham_column,
 )
-from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_angle, givens_sweeps, vonmises_numba
+from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_angle, givens_sweeps, vonmises_draw
 from .rstiefel import rstiefel_gibbs_sweep
+from .streams import chain_generators, kernel_states
 from .vector import acg_beta, acg_log_accept, sample_vector_bingham, sample_vector_bingham_cholesky
 
 __all__ = [
@@ -47,7 +50,9 @@ __all__ = [
     "rstiefel_gibbs_sweep",
     "givens_sweeps",
     "givens_angle",
-    "vonmises_numba",
+    "vonmises_draw",
+    "chain_generators",
+    "kernel_states",
     "seed_numba",
     "null_space_split",
     "run_bingham_chains",

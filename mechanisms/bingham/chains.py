@@ -18,14 +18,15 @@ is derived in :func:`null_space_split`.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 
-from ._numba import seed_numba
 from .column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
 from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_sweeps
 from .rstiefel import rstiefel_gibbs_sweep
+from .streams import chain_generators, kernel_states
 
 __all__ = ["NULL_SPACE_TOLERANCE_ULPS", "null_space_split", "run_bingham_chains"]
 
@@ -91,13 +92,13 @@ def _progress_sink(progress, total: int, desc: str):
     return (lambda n: None), (lambda: None)
 
 
-def _drive_chain(
-    advance, iterations: int, chunk: int, rec_T: np.ndarray, F_row: np.ndarray, k: int, update
+def _drive_chains(
+    advance, iterations: int, chunk: int, rec_T: np.ndarray, F: np.ndarray, k: int, update
 ) -> None:
-    """Run one chain in chunks of at most ``chunk`` iterations, stopping exactly on every record point
-    of ``rec_T`` to store F_k there in ``F_row``.  ``advance(done, step)`` runs iterations
-    [done, done + step) of the chain (its kernel writes the energy trace) and returns the running sum
-    of V since iteration 0, in any layout."""
+    """Run chains in chunks of at most ``chunk`` iterations, stopping exactly on every record point of
+    ``rec_T`` to store F_k there in ``F`` (one row per chain).  ``advance(done, step)`` runs
+    iterations [done, done + step) of the chains (its kernel writes the energy traces) and returns
+    their running sums of V since iteration 0, one per chain along the first axis, in any layout."""
     done = 0
     next_rec = 0
     while done < iterations:
@@ -107,9 +108,10 @@ def _drive_chain(
         sum_V = advance(done, step)
         done += step
         if next_rec < rec_T.size and done == rec_T[next_rec]:
-            F_row[next_rec] = np.linalg.norm(sum_V / done) / np.sqrt(k)
+            flat = sum_V.reshape(sum_V.shape[0], -1) / done
+            F[:, next_rec] = np.linalg.norm(flat, axis=1) / np.sqrt(k)
             next_rec += 1
-        update(step)
+        update(step * F.shape[0])
 
 
 def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
@@ -124,11 +126,100 @@ def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(Qn * np.sign(np.diag(R)))
 
 
+def _givens_chains(
+    evals, k, gens, iterations, sweeps, init, track_F, rec_T, chunk, reorth_every, energy, F, update
+) -> np.ndarray:
+    """The Givens chains of :func:`run_bingham_chains`, all in lockstep in one kernel call per chunk.
+
+    Chain c takes, from ``gens[c]`` only and in this order, its kernel stream's state, its Haar start
+    and (reduced chain) its null-space completion, so it is the same chain alone or beside others.
+    """
+    d = evals.size
+    n_chains = len(gens)
+    if track_F:
+        active, null, b0 = np.arange(d), np.empty(0, dtype=np.int64), 0.0
+    else:
+        active, null, b0 = null_space_split(evals, k)
+    b_active = np.ascontiguousarray(evals[active] - b0)
+    Qt = np.empty((n_chains, d, active.size))
+    states = np.empty((4, n_chains), dtype=np.uint64)
+    for c, gen in enumerate(gens):
+        states[:, c] = kernel_states([gen])[:, 0]
+        Q = np.linalg.qr(gen.standard_normal((d, d)))[0]
+        if init is not None:  # complete the given frame to a full orthogonal matrix
+            Q = np.linalg.qr(np.hstack([init[c], Q[:, : d - k]]))[0]
+            Q[:, :k] = init[c]
+        Qt[c] = Q[active].T  # (d, r): Q_Pᵀ (r = d without a null space)
+    sum_V = np.zeros((n_chains, k, active.size))
+    since_reorth = [0]
+
+    def advance(done, step):
+        givens_sweeps(Qt, b_active, k, step, energy[:, done : done + step], sum_V, sweeps, states)
+        since_reorth[0] += step
+        if since_reorth[0] >= reorth_every:
+            # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
+            for c in range(n_chains):
+                Qt[c] = _orthonormal_state(Qt[c])
+            since_reorth[0] = 0
+        return sum_V
+
+    _drive_chains(advance, iterations, chunk, rec_T, F, k, update)
+    Vout = np.empty((n_chains, d, k))
+    for c, gen in enumerate(gens):
+        Qc = _orthonormal_state(Qt[c])
+        if null.size:
+            energy[c] += k * b0  # tr(VᵀBV) = tr(Vᵀ(B − b0 I)V) + k b0
+            Vout[c][active] = Qc[:k].T
+            Vout[c][null] = _complete_null_rows(Qc, k, gen)
+        else:
+            Vout[c] = Qc[:k].T
+    return Vout
+
+
+def _column_chain(evals, k, gen, sampler, iterations, V0, rec_T, chunk, energy_row, F_row, update):
+    """One chain of Hoff's column sampler (``"reference"``, Numba kernel) or of the rstiefel port,
+    driven by ``gen`` alone; returns its final frame."""
+    d = evals.size
+    V = np.linalg.qr(gen.standard_normal((d, k)))[0] if V0 is None else np.array(V0)
+    V = np.ascontiguousarray(V)
+    sum_V = np.zeros((d, k))
+    if sampler == "reference":  # Hoff's column Gibbs, exact conditionals (Numba kernel)
+        rest = _proxy_rest(evals, k)
+        stats = np.zeros(2, dtype=np.int64)
+
+        def advance(done, step):
+            column_gibbs_sweeps(
+                V,
+                evals,
+                rest,
+                gen,
+                step,
+                energy_row[done : done + step],
+                sum_V,
+                COLUMN_POWER_ITERATIONS,
+                stats,
+            )
+            return sum_V[None]
+    else:  # rstiefel: Hoff's sampler with one inner coordinate sweep per column (Python)
+        Bdiag = np.diag(evals)
+
+        def advance(done, step):
+            for t in range(done, done + step):
+                rstiefel_gibbs_sweep(V, Bdiag, gen)
+                sum_V[...] += V
+                energy_row[t] = float(np.einsum("ij,i,ij->", V, evals, V))
+            return sum_V[None]
+
+    _drive_chains(advance, iterations, chunk, rec_T, F_row, k, update)
+    Qv, Rv = np.linalg.qr(V)
+    return Qv * np.sign(np.diag(Rv))
+
+
 def run_bingham_chains(
     evals: np.ndarray,
     k: int,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | Sequence[np.random.Generator],
     sampler: str = "gibbs",
     n_chains: int = 4,
     iterations: int = 20000,
@@ -143,6 +234,10 @@ def run_bingham_chains(
 ) -> dict:
     """Run ``n_chains`` MCMC chains for BMF(diag(evals)) from uniform (Haar) starts.
 
+    ``rng``: one numpy Generator per chain, or a single Generator from which ``n_chains`` child
+    generators are seeded (``streams.chain_generators``); chain c is driven by its generator alone.
+    The ``"gibbs"`` chains run in lockstep in one kernel (:mod:`.givens`), each bit for bit the run of
+    its generator alone (``n_chains=1``).
     Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
     ``sampler`` is ``"gibbs"`` (fast Givens chain) or ``"reference"`` (Hoff column Gibbs).
     One ``"gibbs"`` iteration is ``sweeps_per_iteration`` Givens sweeps (default 2: with it an
@@ -188,81 +283,44 @@ def run_bingham_chains(
         if track_F
         else np.empty(0, dtype=np.int64)
     )
-    active, null, b0 = (
-        null_space_split(evals, k)
-        if sampler == "gibbs" and not track_F
-        else (np.arange(d), np.empty(0, dtype=np.int64), 0.0)
-    )
-    b_active = np.ascontiguousarray(evals[active] - b0)
     F = np.empty((n_chains, rec_T.size))
-    Vout = np.empty((n_chains, d, k))
+    gens = chain_generators(rng, n_chains)
     t0 = time.perf_counter()
     update, close = _progress_sink(progress, n_chains * iterations, desc)
-    Bdiag = np.diag(evals)
     try:
-        for c in range(n_chains):
-            if sampler == "gibbs":
-                seed_numba(int(rng.integers(0, 2**31 - 1)))
-                Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
-                if init is not None:  # complete the given frame to a full orthogonal matrix
-                    Q = np.linalg.qr(np.hstack([init[c], Q[:, : d - k]]))[0]
-                    Q[:, :k] = init[c]
-                Qt = np.ascontiguousarray(Q[active].T)  # (d, r): Q_Pᵀ (r = d without a null space)
-                sum_V = np.zeros((k, active.size))
-                since_reorth = [0]
-
-                def advance(done, step, Qt=Qt, sum_V=sum_V, since_reorth=since_reorth, c=c):
-                    givens_sweeps(
-                        Qt, b_active, k, step, energy[c, done : done + step], sum_V, sweeps
-                    )
-                    since_reorth[0] += step
-                    if since_reorth[0] >= reorth_every:
-                        # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
-                        Qt[...] = _orthonormal_state(Qt)
-                        since_reorth[0] = 0
-                    return sum_V
-
-                _drive_chain(advance, iterations, chunk, rec_T, F[c], k, update)
-                Qt = _orthonormal_state(Qt)
-                if null.size:
-                    energy[c] += k * b0  # tr(VᵀBV) = tr(Vᵀ(B − b0 I)V) + k b0
-                    Vout[c][active] = Qt[:k].T
-                    Vout[c][null] = _complete_null_rows(Qt, k, rng)
-                else:
-                    Vout[c] = Qt[:k].T
-                continue
-            V = np.linalg.qr(rng.standard_normal((d, k)))[0] if init is None else np.array(init[c])
-            V = np.ascontiguousarray(V)
-            sum_V = np.zeros((d, k))
-            if sampler == "reference":  # Hoff's column Gibbs, exact conditionals (Numba kernel)
-                rest = _proxy_rest(evals, k)
-                stats = np.zeros(2, dtype=np.int64)
-
-                def advance(done, step, V=V, sum_V=sum_V, rest=rest, stats=stats, c=c):
-                    column_gibbs_sweeps(
-                        V,
-                        evals,
-                        rest,
-                        rng,
-                        step,
-                        energy[c, done : done + step],
-                        sum_V,
-                        COLUMN_POWER_ITERATIONS,
-                        stats,
-                    )
-                    return sum_V
-            else:  # rstiefel: Hoff's sampler with one inner coordinate sweep per column (Python)
-
-                def advance(done, step, V=V, sum_V=sum_V, c=c):
-                    for t in range(done, done + step):
-                        rstiefel_gibbs_sweep(V, Bdiag, rng)
-                        sum_V += V
-                        energy[c, t] = float(np.einsum("ij,i,ij->", V, evals, V))
-                    return sum_V
-
-            _drive_chain(advance, iterations, chunk, rec_T, F[c], k, update)
-            Qv, Rv = np.linalg.qr(V)
-            Vout[c] = Qv * np.sign(np.diag(Rv))
+        if sampler == "gibbs":
+            Vout = _givens_chains(
+                evals,
+                k,
+                gens,
+                iterations,
+                sweeps,
+                init,
+                track_F,
+                rec_T,
+                chunk,
+                reorth_every,
+                energy,
+                F,
+                update,
+            )
+        else:
+            Vout = np.empty((n_chains, d, k))
+            for c, gen in enumerate(gens):
+                V0 = None if init is None else init[c]
+                Vout[c] = _column_chain(
+                    evals,
+                    k,
+                    gen,
+                    sampler,
+                    iterations,
+                    V0,
+                    rec_T,
+                    chunk,
+                    energy[c],
+                    F[c : c + 1],
+                    update,
+                )
     finally:
         close()
     return {

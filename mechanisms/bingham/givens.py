@@ -13,7 +13,7 @@ the coset Q·H, H = {G(θ)} ≅ SO(2): density ∝ π̃(Q G(θ)) dθ.  Invarianc
 and μ is right-invariant, so μ disintegrates over the cosets {Q H} into the uniform measure dθ/2π
 on each coset; the move therefore draws exactly from the conditional law of π̃ given the coset (a
 σ-algebra), and such a draw leaves π̃ invariant (it is a Gibbs step for the "coset" coordinate).
-No accept/reject step is involved.
+No accept/reject step is involved, and any fixed order of such moves leaves π̃ invariant.
 
 The conditional is explicit.  With C = QᵀBQ, rotating column i against a completion column j
 changes v_i into cos θ v_i + sin θ w_j and
@@ -25,14 +25,23 @@ exact Best–Fisher (1979) rejection sampler (no wrapped-normal shortcut at larg
 atan2/asin/cos/sin.  A rotation between two columns of V leaves tr(VᵀBV) unchanged, so its θ is
 uniform on [0, 2π): these moves only spin the frame (they help the F_k statistic, not q_F).
 
-One *iteration* (sweep) = every pair (i, j) with i < k ≤ j once, then every pair i < j < k once.
-In the eigenbasis of B (B = diag(b)) each move costs O(d): c_ij = Σ_l b_l Q_li Q_lj plus the update
-of two columns (fused in one pass: the rotation of move (i, j) computes c_i,j+1 of the next move);
-c_ii is cached.  A sweep is O(k (d − k) d) instead of O(k d³) for the reference sweep.
+One *iteration* (sweep) = every pair (i, j) with i < k ≤ j once, completion column by completion
+column (for j = k..d−1: i = 0..k−1), then every pair i < j < k once.  In the eigenbasis of B
+(B = diag(b)) each move costs O(d): c_ij = Σ_l b_l Q_li Q_lj plus the update of two columns (fused in
+one pass: the rotation of move (i, j) computes c_{i+1,j} of the next move); c_ii is cached.  A sweep
+is O(k (d − k) d) instead of O(k d³) for the reference sweep.  Taking the moves column by column
+keeps column j and the k columns of V in cache for its k moves, so a sweep reads the state once.
+
+**Chains in lockstep.**  The kernel advances C chains of the same B together: the state is a
+(C, d, m) array, and every move is made for all C chains before the next (first the C angles, then
+the C rotations), so the CPU overlaps the chains' angle draws, which are short dependent sequences of
+square roots, divisions and a rejection loop.  Chain c draws only from row c of the per-chain
+xoshiro256** states (:mod:`.streams`) and touches only its own slice of the state, so each chain's
+draws and arithmetic are those it makes when run alone (C = 1): every chain has its own law and its
+own stream, and is bit for bit the single-chain run of its stream (tested).
 
 The chain's released V is its last state; the completion W is a nuisance variable.  Starting Q
-from Haar gives a uniform V, as in Chaudhuri, Sarwate & Sinha (2013).  The kernel draws from Numba's
-generator: seed it with :func:`~._numba.seed_numba`.
+from Haar gives a uniform V, as in Chaudhuri, Sarwate & Sinha (2013).
 """
 
 from __future__ import annotations
@@ -42,14 +51,16 @@ import math
 import numpy as np
 
 from ._numba import njit
+from .streams import uniform
 
-__all__ = ["GIBBS_SWEEPS_PER_ITERATION", "givens_angle", "givens_sweeps", "vonmises_numba"]
+__all__ = ["GIBBS_SWEEPS_PER_ITERATION", "givens_angle", "givens_sweeps", "vonmises_draw"]
 
 
 @njit(cache=True)
-def _vonmises_one_minus_cos(kappa):
+def _vonmises_one_minus_cos(kappa, state, c):
     """1 − cos X for X ~ von Mises(0, κ), κ ≥ 1e-8 (Best & Fisher 1979; the sign of X is left to the
-    caller, whose law is symmetric).  Written in s − 1 and 1 − W so that nothing cancels at large κ."""
+    caller, whose law is symmetric), drawn from chain c's stream.  Written in s − 1 and 1 − W so that
+    nothing cancels at large κ."""
     if kappa < 1e-5:
         sm1 = 1.0 / kappa + kappa - 1.0
     else:
@@ -58,12 +69,12 @@ def _vonmises_one_minus_cos(kappa):
         one_m_rho = 1.0 - rho
         sm1 = one_m_rho * one_m_rho / (2.0 * rho)  # s - 1, no cancellation
     while True:
-        U = np.random.random()
+        U = uniform(state, c)
         onepz = 2.0 * math.cos(0.5 * math.pi * U) ** 2  # 1 + Z
         onemz = 2.0 - onepz  # 1 - Z
         one_m_w = sm1 * onemz / (sm1 + onepz)  # 1 - W, exact algebra
         Y = kappa * (sm1 + one_m_w)  # kappa (s - W)
-        V = np.random.random()
+        V = uniform(state, c)
         if Y * (2.0 - Y) - V >= 0.0:
             break
         if V > 0.0 and Y > 0.0 and math.log(Y / V) + 1.0 - Y >= 0.0:
@@ -72,41 +83,42 @@ def _vonmises_one_minus_cos(kappa):
 
 
 @njit(cache=True)
-def vonmises_numba(mu, kappa):
-    """Exact von Mises(μ, κ) draw on (−π, π] (Best & Fisher 1979), stable for large κ."""
+def vonmises_draw(mu, kappa, state, c):
+    """Exact von Mises(μ, κ) draw on (−π, π] (Best & Fisher 1979), stable for large κ, from chain c's
+    stream (row c of the xoshiro states ``state``)."""
     if kappa < 1e-8:
-        return math.pi * (2.0 * np.random.random() - 1.0)
+        return math.pi * (2.0 * uniform(state, c) - 1.0)
     # acos(W) = 2 asin(sqrt((1 - W)/2)), accurate for W close to 1
-    ang = 2.0 * math.asin(math.sqrt(0.5 * _vonmises_one_minus_cos(kappa)))
-    if np.random.random() < 0.5:
+    ang = 2.0 * math.asin(math.sqrt(0.5 * _vonmises_one_minus_cos(kappa, state, c)))
+    if uniform(state, c) < 0.5:
         ang = -ang
     return mu + ang
 
 
 @njit(cache=True)
-def givens_angle(a, cij):
+def givens_angle(a, cij, state, c):
     """(cos θ, sin θ) for the Givens move's angle: 2θ ~ von Mises(atan2(c_ij, a), κ = ‖(a, c_ij)‖) and
-    θ ∈ {φ/2, φ/2 + π} with probability ½ each (the law of θ has period π), without trigonometry.
+    θ ∈ {φ/2, φ/2 + π} with probability ½ each (the law of θ has period π), without trigonometry,
+    drawn from chain c's stream (row c of the xoshiro states ``state``).
 
     With φ = μ + X, X ~ vM(0, κ): cos X = 1 − (1 − W) and |sin X| = √((1 − W)(1 + W)) from the
     Best–Fisher draw, one fair coin for the sign of X, cos μ = a/κ, sin μ = c_ij/κ, then the angle-sum
     formulas give (cos φ, sin φ) and the half-angle formulas (cos φ/2, sin φ/2) for φ taken in
     (−π, π] (cos φ/2 ≥ 0); a second fair coin adds π (negates both).  The two coins come from one
     uniform: u < ½ and (u mod ½) < ¼ are independent fair coins.  Same law as drawing φ with
-    ``vonmises_numba`` and taking cos/sin of θ (tested), at about half the cost.
+    :func:`vonmises_draw` and taking cos/sin of θ (tested), at about half the cost.
     """
     kappa = math.sqrt(a * a + cij * cij)
-    u = np.random.random()
+    u = uniform(state, c)
     if kappa < 1e-8:  # uniform φ (no preferred direction)
-        phi = math.pi * (2.0 * np.random.random() - 1.0)
+        phi = math.pi * (2.0 * uniform(state, c) - 1.0)
         cphi = math.cos(phi)
         sphi = math.sin(phi)
     else:
-        one_m_w = _vonmises_one_minus_cos(kappa)
+        one_m_w = _vonmises_one_minus_cos(kappa, state, c)
         cx = 1.0 - one_m_w
-        sx = math.copysign(
-            math.sqrt(one_m_w * (2.0 - one_m_w)), u - 0.5
-        )  # first coin: u < ½ negates
+        # first coin: u < ½ negates
+        sx = math.copysign(math.sqrt(one_m_w * (2.0 - one_m_w)), u - 0.5)
         inv_kappa = 1.0 / kappa
         cmu = a * inv_kappa
         smu = cij * inv_kappa
@@ -116,59 +128,89 @@ def givens_angle(a, cij):
     # |sin φ/2| = √((1 − cos φ)/2) with the sign of sin φ; the other from sin φ = 2 sin φ/2 cos φ/2.
     # c² + s² = 1 + O(rounding) (cx² + sx² = 1 exactly in exact arithmetic), and the chain's state is
     # re-orthonormalised periodically anyway.  Written as selects, not branches: the signs are fair
-    # coins, so branches on them are mispredicted half the time (about 40 ns a move, measured).
+    # coins, so branches on them are mispredicted half the time.
     big = math.sqrt(0.5 * (1.0 + abs(cphi)))
     other = 0.5 * sphi / big
     nonneg = cphi >= 0.0
-    c = big if nonneg else abs(other)
-    s = other if nonneg else math.copysign(big, sphi)
+    cos_half = big if nonneg else abs(other)
+    sin_half = other if nonneg else math.copysign(big, sphi)
     # second coin: (u mod ½) < ¼ negates both
     u_mod_half = u - 0.5 if u >= 0.5 else u
     sign = math.copysign(1.0, u_mod_half - 0.25)
-    return sign * c, sign * s
+    return sign * cos_half, sign * sin_half
 
 
 @njit(cache=True, fastmath=True)
-def _column_energy(Qt, b, j):
-    d = b.shape[0]
-    s = 0.0
-    for l in range(d):
-        s += b[l] * Qt[j, l] * Qt[j, l]
-    return s
-
-
-@njit(cache=True, fastmath=True)
-def _weighted_dot(Qt, b, i, j):
-    """c_ij = Σ_l b_l Qt[i, l] Qt[j, l], an entry of QᵀBQ in B's eigenbasis."""
+def _weighted_dot(Qt, b, c, i, j):
+    """c_ij = Σ_l b_l Qt[c, i, l] Qt[c, j, l], an entry of QᵀBQ of chain c in B's eigenbasis."""
     s = 0.0
     for l in range(b.shape[0]):
-        s += b[l] * Qt[i, l] * Qt[j, l]
+        s += b[l] * Qt[c, i, l] * Qt[c, j, l]
     return s
 
 
 @njit(cache=True, fastmath=True)
-def _rotate_rows(Qt, i, j, c, s):
-    """Qt[i], Qt[j] <- c Qt[i] + s Qt[j], c Qt[j] − s Qt[i]: the Givens rotation Q·G(θ) on columns i, j."""
-    for l in range(Qt.shape[1]):
-        qi = Qt[i, l]
-        qj = Qt[j, l]
-        Qt[i, l] = c * qi + s * qj
-        Qt[j, l] = c * qj - s * qi
+def _rotate_rows(Qt, c, i, j, cos_t, sin_t):
+    """Rows i, j of chain c <- cos Qt[i] + sin Qt[j], cos Qt[j] − sin Qt[i]: Q·G(θ) on columns i, j."""
+    for l in range(Qt.shape[2]):
+        qi = Qt[c, i, l]
+        qj = Qt[c, j, l]
+        Qt[c, i, l] = cos_t * qi + sin_t * qj
+        Qt[c, j, l] = cos_t * qj - sin_t * qi
 
 
 @njit(cache=True, fastmath=True)
-def _rotate_rows_then_dot(Qt, b, i, j, j_next, c, s):
-    """``_rotate_rows(Qt, i, j, c, s)`` and, in the same pass, return Σ_l b_l Qt[i, l] Qt[j_next, l] with
-    the rotated row i: the next move's c_ij (one pass over row i instead of two)."""
-    acc = 0.0
-    for l in range(Qt.shape[1]):
-        qi = Qt[i, l]
-        qj = Qt[j, l]
-        new_i = c * qi + s * qj
-        Qt[i, l] = new_i
-        Qt[j, l] = c * qj - s * qi
-        acc += b[l] * new_i * Qt[j_next, l]
-    return acc
+def _rotate4(Qt, b, c, i0, j, jn, cos_t, sin_t, acc):
+    """Moves (i0, j), ..., (i0 + 3, j) of chain c on the rows, in one pass with column j held in a
+    register; ``acc[i0 + a]`` receives Σ_l b_l v'_{i0+a, l} Qt[c, jn, l] (the next column's c_ij)."""
+    c0, s0 = cos_t[c, i0], sin_t[c, i0]
+    c1, s1 = cos_t[c, i0 + 1], sin_t[c, i0 + 1]
+    c2, s2 = cos_t[c, i0 + 2], sin_t[c, i0 + 2]
+    c3, s3 = cos_t[c, i0 + 3], sin_t[c, i0 + 3]
+    a0 = a1 = a2 = a3 = 0.0
+    for l in range(Qt.shape[2]):
+        w = Qt[c, j, l]
+        x = b[l] * Qt[c, jn, l]
+        v = Qt[c, i0, l]
+        nv = c0 * v + s0 * w
+        w = c0 * w - s0 * v
+        Qt[c, i0, l] = nv
+        a0 += nv * x
+        v = Qt[c, i0 + 1, l]
+        nv = c1 * v + s1 * w
+        w = c1 * w - s1 * v
+        Qt[c, i0 + 1, l] = nv
+        a1 += nv * x
+        v = Qt[c, i0 + 2, l]
+        nv = c2 * v + s2 * w
+        w = c2 * w - s2 * v
+        Qt[c, i0 + 2, l] = nv
+        a2 += nv * x
+        v = Qt[c, i0 + 3, l]
+        nv = c3 * v + s3 * w
+        w = c3 * w - s3 * v
+        Qt[c, i0 + 3, l] = nv
+        a3 += nv * x
+        Qt[c, j, l] = w
+    acc[c, i0] = a0
+    acc[c, i0 + 1] = a1
+    acc[c, i0 + 2] = a2
+    acc[c, i0 + 3] = a3
+
+
+@njit(cache=True, fastmath=True)
+def _rotate1(Qt, b, c, i, j, jn, cos_t, sin_t, acc):
+    """Move (i, j) of chain c on the rows; ``acc[c, i]`` receives Σ_l b_l v'_{i, l} Qt[c, jn, l]."""
+    ct, st = cos_t[c, i], sin_t[c, i]
+    a = 0.0
+    for l in range(Qt.shape[2]):
+        w = Qt[c, j, l]
+        v = Qt[c, i, l]
+        nv = ct * v + st * w
+        Qt[c, i, l] = nv
+        Qt[c, j, l] = ct * w - st * v
+        a += nv * b[l] * Qt[c, jn, l]
+    acc[c, i] = a
 
 
 #: Givens sweeps in one iteration of the fast chain (measured: about the mixing of one reference iteration)
@@ -176,46 +218,121 @@ GIBBS_SWEEPS_PER_ITERATION = 2
 
 
 @njit(cache=True)
-def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps=1):
-    """Run ``n_iter`` iterations of the Givens-Gibbs chain in place on one chain.
+def _draw_column_angles(k, G, g, s, cos_t, sin_t, state):
+    """The angles of moves (0, j), ..., (k − 1, j) of every chain, from the entries of QᵀBQ on the
+    columns of V and column j alone: G = VᵀBV (C, k, k), g = VᵀBw_j (C, k), s = w_jᵀBw_j (C,),
+    updated move by move (a rotation of v_i and w_j mixes row/column i of G with g and s, exactly
+    as QᵀBQ changes under Q·G(θ)).  Chain by chain within each move, so the chains' draws overlap."""
+    n_chains = G.shape[0]
+    for i in range(k):
+        for c in range(n_chains):
+            gii = G[c, i, i]
+            sj = s[c]
+            x = g[c, i]
+            ct, st = givens_angle(0.5 * (gii - sj), x, state, c)
+            cos_t[c, i] = ct
+            sin_t[c, i] = st
+            for p in range(k):
+                if p != i:
+                    gpi = G[c, p, i]
+                    gp = g[c, p]
+                    G[c, p, i] = ct * gpi + st * gp
+                    G[c, i, p] = G[c, p, i]
+                    g[c, p] = ct * gp - st * gpi
+            G[c, i, i] = ct * ct * gii + 2.0 * ct * st * x + st * st * sj
+            s[c] = st * st * gii - 2.0 * ct * st * x + ct * ct * sj
+            g[c, i] = (ct * ct - st * st) * x + ct * st * (sj - gii)
 
-    One iteration = ``sweeps`` passes over the k(d − k) pairs (i < k <= j), each an exact draw of
-    the rotation angle from its von Mises conditional, then one uniform spin of every pair inside V
-    (which leaves tr(VᵀBV) unchanged). Every move is an exact conditional draw, so any such
-    sequence leaves the target invariant.
 
-    Qt : (d, m) array, row j = column j of Q (in the eigenbasis of B) restricted to the m coordinates
-        that B acts on (m = d, or the m = r rows of Q outside B's null space: see ``null_space_split``).
-    b : (m,) eigenvalues of B on those coordinates.
-    energy_out : (n_iter,) receives tr(VᵀBV) after each iteration.
-    sum_V : (k, m) running sum of Vᵀ (for the F_k statistic), updated in place.
+@njit(cache=True)
+def _rotate_column(Qt, b, k, j, cos_t, sin_t, acc):
+    """Apply the drawn moves (0, j), ..., (k − 1, j) of every chain to its rows, four rows of V per
+    pass; ``acc`` receives VᵀBw_{j+1} with the rotated V (the next column's g)."""
+    n_chains, d, _m = Qt.shape
+    jn = j + 1 if j + 1 < d else j
+    for c in range(n_chains):
+        i0 = 0
+        while i0 + 4 <= k:
+            _rotate4(Qt, b, c, i0, j, jn, cos_t, sin_t, acc)
+            i0 += 4
+        while i0 < k:
+            _rotate1(Qt, b, c, i0, j, jn, cos_t, sin_t, acc)
+            i0 += 1
+
+
+@njit(cache=True)
+def _gram_of_v(Qt, b, k, G):
+    """G[c] = VᵀBV of every chain, from its rows."""
+    for c in range(Qt.shape[0]):
+        for p in range(k):
+            for q in range(p, k):
+                G[c, p, q] = _weighted_dot(Qt, b, c, p, q)
+                G[c, q, p] = G[c, p, q]
+
+
+@njit(cache=True)
+def givens_sweeps(Qt, b, k, n_iter, energy_out, sum_V, sweeps, state):
+    """Run ``n_iter`` iterations of the Givens-Gibbs chain in place on C chains in lockstep.
+
+    One iteration = ``sweeps`` passes over the k(d − k) pairs (i < k <= j), column j by column j,
+    each an exact draw of the rotation angle from its von Mises conditional, then one uniform spin of
+    every pair inside V (which leaves tr(VᵀBV) unchanged). Every move is an exact conditional draw,
+    so any such sequence leaves the target invariant.
+
+    Parameters
+    ----------
+    Qt : ndarray of shape (C, d, m)
+        ``Qt[c, j]`` = column j of chain c's Q (in the eigenbasis of B) restricted to the m
+        coordinates that B acts on (m = d, or the m = r rows of Q outside B's null space: see
+        ``null_space_split``); updated in place.
+    b : ndarray of shape (m,)
+        Eigenvalues of B on those coordinates.
+    k : int
+        Number of columns of V.
+    n_iter, sweeps : int
+        Iterations to run, and Givens sweeps per iteration.
+    energy_out : ndarray of shape (C, n_iter)
+        Receives tr(VᵀBV) of each chain after each iteration.
+    sum_V : ndarray of shape (C, k, m)
+        Running sum of Vᵀ of each chain (for the F_k statistic), updated in place.
+    state : ndarray of shape (C, 4), uint64
+        Per-chain xoshiro256** states (:func:`.streams.kernel_states`), advanced in place.
     """
-    d = Qt.shape[0]
-    cdiag = np.empty(d)
-    for j in range(d):
-        cdiag[j] = _column_energy(Qt, b, j)
+    n_chains, d, m = Qt.shape
+    cdiag = np.empty((n_chains, d))  # w_jᵀBw_j, kept up to date move by move
+    for c in range(n_chains):
+        for j in range(d):
+            cdiag[c, j] = _weighted_dot(Qt, b, c, j, j)
+    G = np.empty((n_chains, k, k))
+    g = np.empty((n_chains, k))
+    s = np.empty(n_chains)
+    cos_t = np.empty((n_chains, k))
+    sin_t = np.empty((n_chains, k))
+    _gram_of_v(Qt, b, k, G)
     for it in range(n_iter):
         for _sweep in range(sweeps):
-            for i in range(k if k < d else 0):
-                cij = _weighted_dot(Qt, b, i, k)
-                for j in range(k, d):
-                    cii = cdiag[i]
-                    cjj = cdiag[j]
-                    c, s = givens_angle(0.5 * (cii - cjj), cij)
-                    # rotate, and compute the next pair's c_ij in the same pass (the last pass's is unused)
-                    cij_next = _rotate_rows_then_dot(Qt, b, i, j, min(j + 1, d - 1), c, s)
-                    cdiag[i] = c * c * cii + 2.0 * c * s * cij + s * s * cjj
-                    cdiag[j] = s * s * cii - 2.0 * c * s * cij + c * c * cjj
-                    cij = cij_next
-        # frame spins inside V: conditional of θ is uniform (tr(VᵀBV) unchanged)
-        for i in range(k):
-            for j in range(i + 1, k):
-                theta = 2.0 * math.pi * np.random.random()
-                _rotate_rows(Qt, i, j, math.cos(theta), math.sin(theta))
-        e = 0.0
-        for i in range(k):
-            cdiag[i] = _column_energy(Qt, b, i)
-            e += cdiag[i]
-            for l in range(Qt.shape[1]):
-                sum_V[i, l] += Qt[i, l]
-        energy_out[it] = e
+            if k < d:
+                for c in range(n_chains):
+                    for p in range(k):
+                        g[c, p] = _weighted_dot(Qt, b, c, p, k)
+            for j in range(k, d):
+                for c in range(n_chains):
+                    s[c] = cdiag[c, j]
+                _draw_column_angles(k, G, g, s, cos_t, sin_t, state)
+                _rotate_column(Qt, b, k, j, cos_t, sin_t, g)
+                for c in range(n_chains):
+                    cdiag[c, j] = s[c]
+        for c in range(n_chains):
+            # frame spins inside V: conditional of θ is uniform (tr(VᵀBV) unchanged)
+            for i in range(k):
+                for j in range(i + 1, k):
+                    theta = 2.0 * math.pi * uniform(state, c)
+                    _rotate_rows(Qt, c, i, j, math.cos(theta), math.sin(theta))
+        _gram_of_v(Qt, b, k, G)
+        for c in range(n_chains):
+            e = 0.0
+            for i in range(k):
+                e += G[c, i, i]
+                for l in range(m):
+                    sum_V[c, i, l] += Qt[c, i, l]
+            energy_out[c, it] = e

@@ -1,140 +1,175 @@
-"""Benchmark of the fast chain's kernel parts, as paired ratios measured in one run.
+"""Cost per chain-iteration of the PPCA chains, as paired ratios measured in one run.
 
-  .venv/bin/python scripts/benchmarks/bench_givens.py --data-dir $PRIVPCA_DATA_DIR [--datasets census insurance kddcup]
+  .venv/bin/python scripts/benchmarks/bench_givens.py --data-dir $PRIVPCA_DATA_DIR [--datasets ...]
 
-For each data set at the smallest and the largest n of the Figures 3-4 grid (ε = 0.1, B = n ε/2 A in
-its eigenbasis), after 200 equilibrating iterations:
-  * one Givens iteration (1 sweep) on the full state Q (d × d) against the null-space-reduced state
-    (d × r, ``null_space_split``), as PPCA runs it: ratio full / reduced;
-  * the angle draw of all k(d − k) moves of one sweep: ``givens_angle`` (trig-free) against
-    ``vonmises_numba`` followed by cos/sin of θ = φ/2 (+π): ratio trig / trig-free.
-Medians over --repeats interleaved repetitions (the machine is shared: read the ratios, not the times).
+For each UCI data set at its full n (ε = 0.1, B = n ε/2 A in its eigenbasis, its null space dropped
+as PPCA does), after equilibrating iterations, the CPU time of one chain-iteration (1 Givens sweep) of
+
+  * ``baseline``: the single-chain kernel with the moves taken row of V by row of V
+    (``_baseline_givens.py``);
+  * ``1 chain``: ``mechanisms.bingham.givens_sweeps`` on one chain per call (column by column,
+    four rows of V per pass, angles from the tracked entries of QᵀBQ);
+  * ``lockstep``: the same kernel on ``--chains`` chains per call (per chain-iteration = call / chains);
+  * ``exact column``: one iteration of Hoff's sampler with exact column draws (``sampler=reference``);
+  * ``rstiefel``: one iteration of the port of the paper's own sampler (``sampler=rstiefel``, Python;
+    timed over ``--slow-iterations``).
+
+Medians over ``--repeats`` interleaved repetitions, ratios to ``1 chain`` within each repetition.  The
+machine's SIMD width is printed first (LLVM's host features).  Read the ratios, not the times, on a
+shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import time
 
 import numpy as np
+from _baseline_givens import givens_sweeps as baseline_sweeps
 from numba import njit
 
-from mechanisms.bingham import (
-    givens_angle,
-    givens_sweeps,
-    null_space_split,
-    seed_numba,
-    vonmises_numba,
-)
-from mechanisms.bingham.givens import _column_energy, _weighted_dot
+from experiments.datasets import DataUnavailableError, load_dataset
+from mechanisms.bingham import kernel_states, null_space_split, run_bingham_chains
+from mechanisms.bingham.column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
+from mechanisms.bingham.givens import givens_sweeps
+from mechanisms.bingham.rstiefel import rstiefel_gibbs_sweep
 
-K = {"census": 8, "insurance": 11, "kddcup": 4}
+K = {"kddcup": 4, "census": 8, "localization": 10, "insurance": 11}
 
 
 @njit(cache=True)
-def _angles_trig_free(A, C):
-    acc = 0.0
-    for t in range(A.shape[0]):
-        c, s = givens_angle(A[t], C[t])
-        acc += c + s
-    return acc
+def _seed_baseline(seed):
+    np.random.seed(seed)
 
 
-@njit(cache=True)
-def _angles_trig(A, C):
-    acc = 0.0
-    for t in range(A.shape[0]):
-        phi = vonmises_numba(math.atan2(C[t], A[t]), math.sqrt(A[t] * A[t] + C[t] * C[t]))
-        theta = 0.5 * phi
-        if np.random.random() < 0.5:
-            theta += math.pi
-        acc += math.cos(theta) + math.sin(theta)
-    return acc
+def vector_width() -> str:
+    """The widest SIMD extension LLVM reports for this CPU, as 'N-bit (M doubles)'."""
+    import llvmlite.binding as llvm
+
+    features = llvm.get_host_cpu_features()
+    for name, bits in (("avx512f", 512), ("avx", 256), ("sse2", 128)):
+        if features.get(name, False):
+            return f"{bits}-bit ({bits // 64} doubles per register, {name})"
+    return "unknown"
 
 
-@njit(cache=True)
-def _move_inputs(Qt, b, k, A, C):
-    """(a, c_ij) of every move of a sweep at the current state (without moving)."""
-    d = Qt.shape[0]
-    t = 0
-    for i in range(k):
-        cii = _column_energy(Qt, b, i)
-        for j in range(k, d):
-            A[t] = 0.5 * (cii - _column_energy(Qt, b, j))
-            C[t] = _weighted_dot(Qt, b, i, j)
-            t += 1
-
-
-def _cpu(f, *args):
+def _cpu(f, *args) -> float:
     t0 = time.process_time()
     f(*args)
     return time.process_time() - t0
 
 
-def main(argv=None):
-    from experiments.datasets import load_dataset
-    from experiments.jmlr import n_grid
+def _spectrum(name, data_dir):
+    X = np.asarray(load_dataset(name, data_dir=data_dir).X, dtype=np.float64)
+    n = X.shape[0]
+    return n * 0.1 / 2 * np.linalg.eigvalsh(X.T @ X / n)[::-1].copy()
 
+
+def _equilibrated(b, k, chains, burn):
+    """``chains`` states (C, d, r) of the reduced chain after ``burn`` iterations, and b on them."""
+    active, _null, b0 = null_space_split(b, k)
+    b_red = np.ascontiguousarray(b[active] - b0)
+    rng = np.random.default_rng(2013)
+    d = b.size
+    Qt = np.empty((chains, d, active.size))
+    for c in range(chains):
+        Qt[c] = np.linalg.qr(rng.standard_normal((d, d)))[0][active].T
+    state = kernel_states([np.random.default_rng([2013, c]) for c in range(chains)])
+    givens_sweeps(
+        Qt, b_red, k, burn, np.empty((chains, burn)), np.zeros((chains, k, active.size)), 1, state
+    )
+    return Qt, b_red, state
+
+
+def _time_kernel(Qt, b, k, it, state):
+    C = Qt.shape[0]
+    return _cpu(
+        givens_sweeps, Qt, b, k, it, np.empty((C, it)), np.zeros((C, k, Qt.shape[2])), 1, state
+    ) / (it * C)
+
+
+def _time_baseline(Qt1, b, k, it):
+    return _cpu(baseline_sweeps, Qt1, b, k, it, np.empty(it), np.zeros((k, Qt1.shape[1])), 1) / it
+
+
+def _time_exact_column(b, k, V, it):
+    rng = np.random.default_rng(5)
+    d = b.size
+    args = (
+        V,
+        b,
+        _proxy_rest(b, k),
+        rng,
+        it,
+        np.empty(it),
+        np.zeros((d, k)),
+        COLUMN_POWER_ITERATIONS,
+    )
+    return _cpu(column_gibbs_sweeps, *args, np.zeros(2, dtype=np.int64)) / it
+
+
+def _time_rstiefel(b, k, V, it):
+    rng = np.random.default_rng(6)
+    B = np.diag(b)
+    t0 = time.process_time()
+    for _ in range(it):
+        rstiefel_gibbs_sweep(V, B, rng)
+    return (time.process_time() - t0) / it
+
+
+def main(argv=None):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--datasets", nargs="+", default=list(K))
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument(
-        "--iterations", type=int, default=20, help="timed Givens iterations per repetition"
-    )
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=20, help="timed Givens iterations per chain")
+    ap.add_argument("--chains", type=int, default=10, help="chains per lockstep call")
+    ap.add_argument("--burn", type=int, default=200)
+    ap.add_argument("--slow-iterations", type=int, default=3)
     args = ap.parse_args(argv)
-    print(f"# paired medians over {args.repeats} interleaved repetitions; load {os.getloadavg()}")
+    print(f"# SIMD: {vector_width()}; load {os.getloadavg()}")
+    print(f"# ms per chain-iteration (medians of {args.repeats}); ratios = other / '1 chain'")
     for name in args.datasets:
-        X = np.asarray(load_dataset(name, data_dir=args.data_dir).X, dtype=np.float64)
         k = K[name]
-        grid = n_grid(X.shape[0], 1000, 8)
-        for n in (grid[0], grid[-1]):
-            rng = np.random.default_rng([2013, n])
-            Xn = X[rng.choice(X.shape[0], n, replace=False)] if n < X.shape[0] else X
-            b = n * 0.1 / 2 * np.linalg.eigvalsh(Xn.T @ Xn / n)[::-1].copy()
-            d = b.size
-            active, null, b0 = null_space_split(b, k)
-            b_red = np.ascontiguousarray(b[active] - b0)
-            Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
-            seed_numba(1)
-            full = np.ascontiguousarray(Q.T)
-            givens_sweeps(full, b, k, 200, np.empty(200), np.zeros((k, d)), 1)
-            red = np.ascontiguousarray(full[:, active])  # the same state's active block
-            A = np.empty(k * (d - k))
-            C = np.empty(k * (d - k))
-            _move_inputs(full, b, k, A, C)
-            it = args.iterations
-            state_ratio, angle_ratio, t_full, t_red = [], [], [], []
-            for rep in range(args.repeats):
-                seed_numba(rep)
-                tf = _cpu(givens_sweeps, full.copy(), b, k, it, np.empty(it), np.zeros((k, d)), 1)
-                seed_numba(rep)
-                tr = _cpu(
-                    givens_sweeps,
-                    red.copy(),
-                    b_red,
-                    k,
-                    it,
-                    np.empty(it),
-                    np.zeros((k, active.size)),
-                    1,
-                )
-                ta = _cpu(_angles_trig, A, C)
-                tb = _cpu(_angles_trig_free, A, C)
-                state_ratio.append(tf / tr)
-                angle_ratio.append(ta / tb)
-                t_full.append(tf / it)
-                t_red.append(tr / it)
-            print(
-                f"{name:9s} n={n:7d} d={d} r={active.size:3d} k={k}: ms/iteration full {1e3 * np.median(t_full):.3f}, "
-                f"reduced {1e3 * np.median(t_red):.3f}; ratio full/reduced {np.median(state_ratio):.2f}; "
-                f"angle draw trig/trig-free {np.median(angle_ratio):.2f}",
-                flush=True,
+        try:
+            b = _spectrum(name, args.data_dir)
+        except DataUnavailableError:
+            print(f"{name:12s} skipped: its raw data is not in the data directory", flush=True)
+            continue
+        Qt, b_red, state = _equilibrated(b, k, args.chains, args.burn)
+        d, r = Qt.shape[1], Qt.shape[2]
+        V0 = run_bingham_chains(
+            b,
+            k,
+            rng=np.random.default_rng(1),
+            n_chains=1,
+            iterations=args.burn,
+            track_F=False,
+            sweeps_per_iteration=1,
+        )["V"][0]
+        _seed_baseline(1)
+        rows = {key: [] for key in ("baseline", "1 chain", "lockstep", "exact column", "rstiefel")}
+        it = args.iterations
+        for rep in range(args.repeats):
+            one = _time_kernel(Qt[:1].copy(), b_red, k, it, state[:, :1].copy())
+            rows["1 chain"].append(one)
+            rows["baseline"].append(_time_baseline(Qt[0].copy(), b_red, k, it) / one)
+            lock_it = max(1, it // 2)
+            rows["lockstep"].append(_time_kernel(Qt.copy(), b_red, k, lock_it, state.copy()) / one)
+            col_it = max(1, it // 4)
+            rows["exact column"].append(
+                _time_exact_column(b, k, np.ascontiguousarray(V0), col_it) / one
             )
+            if args.slow_iterations > 0:
+                rows["rstiefel"].append(_time_rstiefel(b, k, V0.copy(), args.slow_iterations) / one)
+        one_ms = 1e3 * np.median(rows["1 chain"])
+        ratios = "; ".join(
+            f"{key} {np.median(v):.2f}x" for key, v in rows.items() if key != "1 chain" and v
+        )
+        print(f"{name:12s} d={d} r={r} k={k}: 1 chain {one_ms:.3f} ms; {ratios}", flush=True)
 
 
 if __name__ == "__main__":
