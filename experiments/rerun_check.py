@@ -69,7 +69,9 @@ def _threads(count) -> str:
     return f"{count} BLAS thread" + ("" if count == 1 else "s")
 
 
-def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[str]:
+def known_causes(
+    record: dict, now: dict, versions: dict, commit: str, fields: dict | None = None
+) -> list[str]:
     """What the record says differed when it was made, against this re-run.
 
     Parameters
@@ -80,9 +82,19 @@ def known_causes(record: dict, now: dict, versions: dict, commit: str) -> list[s
         :func:`experiments.threads.blas_provenance` during the re-run.
     versions, commit : dict, str
         This re-run's package versions and git commit.
+    fields : dict, optional
+        The re-run's record fields; used to name a change of the MCMC chains' random streams
+        (``release.chain_streams``), which makes every draw differ.
     """
     prov = record.get("provenance") or {}
     causes = []
+    new_streams = ((fields or {}).get("release") or {}).get("chain_streams")
+    old_streams = (record.get("release") or {}).get("chain_streams")
+    if new_streams is not None and old_streams != new_streams:
+        causes.append(
+            f"the record's MCMC chains drew from {old_streams or 'an earlier random-stream scheme'}, "
+            f"this rerun's from {new_streams}"
+        )
     if prov.get("blas_threads") is None:
         causes.append(
             f"the record does not state its BLAS thread count (this rerun used "

@@ -170,7 +170,7 @@ def rerun(cfg: DictConfig) -> dict:
         "versions": package_versions(),
     }
     if diffs:
-        causes = known_causes(rec, now, package_versions(), git_commit())
+        causes = known_causes(rec, now, package_versions(), git_commit(), fields)
         result["cause"] = not_reproduced_line(rec["record_id"], diffs, causes)
     emit(result, cfg)
     if diffs:

@@ -49,7 +49,7 @@ from ._base import (
     check_k,
     second_moment,
 )
-from .bingham import run_bingham_chains, sample_vector_bingham
+from .bingham import CHAIN_STREAMS, chain_generators, run_bingham_chains, sample_vector_bingham
 from .diagnostics import RHAT_THRESHOLD, summarize_chains
 
 __all__ = [
@@ -207,6 +207,7 @@ def ppca_from_second_moment(
     V = Qv * np.sign(np.diag(R))
     release.update(
         iterations=iterations,
+        chain_streams=CHAIN_STREAMS,
         sweeps_per_iteration=res["sweeps_per_iteration"],
         burn_in=burn_in,
         n_chains=n_chains,
@@ -431,25 +432,22 @@ def ppca_restarts_from_second_moment(
     burn_in = int(burn_in)
     if not (0 <= burn_in < iterations):
         raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
-    runs = []
-    for r, rng in enumerate(rngs):
-        # the call ppca_from_second_moment(..., n_chains=1, rng=rng) makes, with the same stream use
-        runs.append(
-            run_bingham_chains(
-                evals_B,
-                k,
-                rng=rng,
-                sampler=sampler,
-                n_chains=1,
-                iterations=iterations,
-                record_every=record_every,
-                progress=progress,
-                desc=f"PPCA {sampler} d={d} k={k} restart {r + 1}/{m}",
-                sweeps_per_iteration=sweeps_per_iteration,
-                track_F=False,
-            )
-        )
-    trace = np.concatenate([res["energy"] for res in runs], axis=0)[:, burn_in:] / scale
+    # restart r's chain is the one ppca_from_second_moment(..., n_chains=1, rng=rngs[r]) runs (its
+    # generator's first child), and all m chains run together in lockstep
+    res = run_bingham_chains(
+        evals_B,
+        k,
+        rng=[chain_generators(rng, 1)[0] for rng in rngs],
+        sampler=sampler,
+        n_chains=m,
+        iterations=iterations,
+        record_every=record_every,
+        progress=progress,
+        desc=f"PPCA {sampler} d={d} k={k} {m} restarts",
+        sweeps_per_iteration=sweeps_per_iteration,
+        track_F=False,
+    )
+    trace = res["energy"][:, burn_in:] / scale
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
     else:
@@ -468,13 +466,14 @@ def ppca_restarts_from_second_moment(
             stacklevel=3,
         )
     outs = []
-    for r, res in enumerate(runs):
-        V = U @ res["V"][0]
+    for r in range(m):
+        V = U @ res["V"][r]
         Qv, R = np.linalg.qr(V)  # polish orthonormality exactly as ppca_from_second_moment does
         V = Qv * np.sign(np.diag(R))
         release = dict(
             base_release,
             iterations=iterations,
+            chain_streams=CHAIN_STREAMS,
             sweeps_per_iteration=res["sweeps_per_iteration"],
             burn_in=burn_in,
             n_chains=1,
@@ -491,7 +490,7 @@ def ppca_restarts_from_second_moment(
             rhat_threshold=diag["rhat_threshold"],
             min_ess=diag["min_ess"],
             q_F_trace_mean=float(trace[r].mean()),
-            seconds=float(res["seconds"]),
+            seconds=float(res["seconds"]) / m,
         )
         note = _RESTART_NOTE.format(sampler=sampler, iterations=iterations, index=r, m=m)
         guarantee = PrivacyGuarantee(

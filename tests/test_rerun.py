@@ -287,3 +287,16 @@ def test_the_line_names_each_known_cause(changes, cause):
     line = not_reproduced_line("r1", ["q_F (by 0.25)"], known_causes(record, NOW, VERSIONS, "abc"))
     assert line.startswith("record r1: the rerun differs in q_F (by 0.25); cause: ")
     assert cause in line and "\n" not in line
+
+
+def test_the_line_names_a_change_of_the_chains_random_streams():
+    """A PPCA record whose chains drew from another stream scheme cannot re-run bit for bit; the
+    line says so, and says nothing of it when the schemes agree."""
+    from mechanisms.bingham import CHAIN_STREAMS
+
+    rerun = {"release": {"sampler": "gibbs", "chain_streams": CHAIN_STREAMS}}
+    old = hand_record(release={"sampler": "gibbs"})
+    line = not_reproduced_line("r1", ["components"], known_causes(old, NOW, VERSIONS, "abc", rerun))
+    assert "drew from an earlier random-stream scheme" in line and CHAIN_STREAMS in line
+    same = hand_record(release={"sampler": "gibbs", "chain_streams": CHAIN_STREAMS})
+    assert not any("stream" in c for c in known_causes(same, NOW, VERSIONS, "abc", rerun))

@@ -35,7 +35,7 @@ from .column import (
 )
 from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_angle, givens_sweeps, vonmises_draw
 from .rstiefel import rstiefel_gibbs_sweep
-from .streams import chain_generators, kernel_states
+from .streams import CHAIN_STREAMS, chain_generators, kernel_states
 from .vector import acg_beta, acg_log_accept, sample_vector_bingham, sample_vector_bingham_cholesky
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "givens_angle",
     "vonmises_draw",
     "chain_generators",
+    "CHAIN_STREAMS",
     "kernel_states",
     "seed_numba",
     "null_space_split",

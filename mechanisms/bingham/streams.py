@@ -19,7 +19,11 @@ import numpy as np
 
 from ._numba import njit
 
-__all__ = ["chain_generators", "kernel_states", "uniform", "uniform_if"]
+__all__ = ["CHAIN_STREAMS", "chain_generators", "kernel_states", "uniform", "uniform_if"]
+
+#: how the chains draw, as PPCA releases state it: a stored release whose chains drew otherwise does
+#: not re-run bit for bit (every draw differs), and a rerun names this as the cause
+CHAIN_STREAMS = "xoshiro256** per chain, seeded from the chain's numpy Generator"
 
 _TWO_M53 = 1.0 / 9007199254740992.0  # 2⁻⁵³
 
