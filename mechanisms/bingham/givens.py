@@ -56,6 +56,27 @@ from .streams import uniform
 __all__ = ["GIBBS_SWEEPS_PER_ITERATION", "givens_angle", "givens_sweeps", "vonmises_draw"]
 
 
+@njit(cache=True, inline="always")
+def _accepts(Y, V):
+    """Best–Fisher's acceptance V ≤ Y e^{1−Y}, decided by cheap bounds on e^t (t = 1 − Y) and by the
+    logarithm only between them.  The cubic Taylor polynomial P₃(t) = 1 + t + t²/2 + t³/6 is below
+    e^t for every real t (its remainder t⁴e^ξ/24 ≥ 0); above it, e^t ≤ 1/P₃(−t) for t ≤ 0 and
+    e^t ≤ P₃(t) + e t⁴/24 for 0 < t < 1 (Y > 0).  The decision is the exact test's."""
+    t = 1.0 - Y
+    p3 = 1.0 + t * (1.0 + t * (0.5 + t * (1.0 / 6.0)))
+    if V <= Y * p3:
+        return True
+    if t <= 0.0:
+        upper = Y / (1.0 - t * (1.0 - t * (0.5 - t * (1.0 / 6.0))))
+    else:
+        upper = Y * (p3 + (math.e / 24.0) * t * t * t * t)
+    if V > upper:
+        return False
+    if V > 0.0:
+        return Y > 0.0 and math.log(Y / V) + 1.0 - Y >= 0.0
+    return Y > 0.0
+
+
 @njit(cache=True)
 def _vonmises_one_minus_cos(kappa, state, c):
     """1 − cos X for X ~ von Mises(0, κ), κ ≥ 1e-8 (Best & Fisher 1979; the sign of X is left to the
@@ -74,10 +95,7 @@ def _vonmises_one_minus_cos(kappa, state, c):
         onemz = 2.0 - onepz  # 1 - Z
         one_m_w = sm1 * onemz / (sm1 + onepz)  # 1 - W, exact algebra
         Y = kappa * (sm1 + one_m_w)  # kappa (s - W)
-        V = uniform(state, c)
-        if Y * (2.0 - Y) - V >= 0.0:
-            break
-        if V > 0.0 and Y > 0.0 and math.log(Y / V) + 1.0 - Y >= 0.0:
+        if _accepts(Y, uniform(state, c)):
             break
     return min(max(one_m_w, 0.0), 2.0)
 

@@ -39,11 +39,12 @@ import time
 import numpy as np
 
 from mechanisms.bingham import (
+    chain_generators,
     givens_sweeps,
+    kernel_states,
     reference_gibbs_sweep,
     rstiefel_gibbs_sweep,
     run_bingham_chains,
-    seed_numba,
 )
 from mechanisms.diagnostics import summarize_chains
 
@@ -127,20 +128,20 @@ def trace_chain(
     out = np.empty((iters, 3))
     if sampler.startswith("fast"):
         sweeps = int(sampler.split("-")[1])
-        seed_numba(int(rng.integers(0, 2**31 - 1)))
+        state = kernel_states(chain_generators(rng, 1))
         Q = np.linalg.qr(np.hstack([V0, np.linalg.qr(rng.standard_normal((d, d)))[0][:, : d - k]]))[
             0
         ]
         Q[:, :k] = V0
-        Qt = np.ascontiguousarray(Q.T)
-        energy = np.empty(1)
-        sum_V = np.zeros((k, d))
+        Qt = np.ascontiguousarray(Q.T)[None]  # one chain: (1, d, d)
+        energy = np.empty((1, 1))
+        sum_V = np.zeros((1, k, d))
         for t in range(iters):
-            givens_sweeps(Qt, evals, k, 1, energy, sum_V, sweeps)
+            givens_sweeps(Qt, evals, k, 1, energy, sum_V, sweeps, state)
             if t % 1000 == 999:
-                Qn, R = np.linalg.qr(Qt.T)
-                Qt = np.ascontiguousarray((Qn * np.sign(np.diag(R))).T)
-            out[t] = energy[0], Qt[:k, 0] @ Qt[:k, 0], Qt[:k, k - 1] @ Qt[:k, k - 1]
+                Qn, R = np.linalg.qr(Qt[0].T)
+                Qt[0] = (Qn * np.sign(np.diag(R))).T
+            out[t] = energy[0, 0], Qt[0, :k, 0] @ Qt[0, :k, 0], Qt[0, :k, k - 1] @ Qt[0, :k, k - 1]
     else:
         sweep = reference_gibbs_sweep if sampler == "reference" else rstiefel_gibbs_sweep
         B = np.diag(evals)
@@ -190,7 +191,7 @@ def mixing_main(args) -> None:
                 progress=False,
             )
             diag = summarize_chains(eq["energy"][:, args.burn // 2 :])
-            for sampler in MIX_SAMPLERS:
+            for sampler in args.samplers:
                 iters = (
                     args.mix_iters
                     if sampler.startswith("fast")
@@ -259,6 +260,13 @@ def main(argv=None):
         "--slow-iters", type=int, default=400, help="--mixing: reference/rstiefel iterations"
     )
     ap.add_argument("--slow-iters-large", type=int, default=120, help="same for d > 200")
+    ap.add_argument(
+        "--samplers",
+        nargs="+",
+        default=list(MIX_SAMPLERS),
+        choices=MIX_SAMPLERS,
+        help="samplers measured by --mixing (default: all)",
+    )
     args = ap.parse_args(argv)
     if args.mixing:
         if args.data_dir is None:
