@@ -662,7 +662,11 @@ def classification_protocol(cfg: DictConfig) -> dict:
     grid fields of the classifiers not chosen are recorded as None (they do not act); the RBF
     classifiers are libSVM's C-SVC, hinge loss solved to tolerance (``svm_max_iter = -1``).
     ``random_entries`` / ``random_projection`` only act on the ``random`` mechanism and are recorded
-    as None for the others.
+    as None for the others.  How the RBF classifiers treat repeated training rows (fitted once per
+    distinct (row, label) pair with its count as sample weight, :class:`DistinctRowsSVC`) is not a
+    protocol field: it solves the same C-SVC problem as fitting every row, so it does not enter the
+    run key; each record says how its fit was made (``svm_duplicates``, ``svm_fit_rows``,
+    :func:`fit_classifier`).
     """
     e = cfg.experiment
     classifier = str(e.get("classifier", "linear"))
