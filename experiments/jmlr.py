@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
 
 from mechanisms import PreparedData
 from mechanisms.bounds import mod_sulq_correlation_upper_bound
@@ -401,6 +402,8 @@ class SubsetGridRBF:
     the training rows, choose (C, γ) by ``cv``-fold cross-validation over a base-2 grid on a random
     subset of at most ``cv_rows`` training rows (the guide's recipe for large training sets), then train on all
     training rows with the chosen (C, γ).  ``cv_rows=None`` cross-validates on every training row.
+    ``distinct``: the final fit is a :class:`DistinctRowsSVC` (the same problem, on the distinct
+    scaled (row, label) pairs weighted by their counts); the cross-validation fits are plain ``SVC``.
     """
 
     def __init__(
@@ -412,8 +415,10 @@ class SubsetGridRBF:
         cv_rows: int | None = 2000,
         scaling: str = "minmax",
         random_state: int = 0,
+        distinct: bool = True,
     ):
         self.c_grid, self.gamma_grid = [float(c) for c in c_grid], [float(g) for g in gamma_grid]
+        self.distinct = bool(distinct)
         self.cv, self.cv_rows, self.scaling, self.random_state = (
             int(cv),
             cv_rows,
@@ -424,7 +429,6 @@ class SubsetGridRBF:
     def fit(self, X, y):
         from sklearn.base import clone
         from sklearn.model_selection import GridSearchCV
-        from sklearn.svm import SVC
 
         scaler = None if self.scaling == "none" else clone(_scaler(self.scaling))
         Xs = np.asarray(X) if scaler is None else scaler.fit_transform(X)
@@ -434,7 +438,7 @@ class SubsetGridRBF:
             rng = np.random.default_rng(self.random_state)
             rows = np.sort(rng.choice(len(Xs), int(self.cv_rows), replace=False))
         search = GridSearchCV(
-            SVC(kernel="rbf", cache_size=500),
+            SVC(kernel="rbf", cache_size=SVM_CACHE_MB),
             {"C": self.c_grid, "gamma": self.gamma_grid},
             cv=self.cv,
             refit=False,
@@ -443,7 +447,9 @@ class SubsetGridRBF:
         self.n_cv_fits_ = len(search.cv_results_["params"]) * self.cv
         self.cv_rows_used_ = int(len(rows))
         self.scaler_ = scaler
-        self.svm_ = SVC(kernel="rbf", cache_size=500, **self.best_params_).fit(Xs, y)
+        final = DistinctRowsSVC if self.distinct else SVC
+        self.svm_ = final(kernel="rbf", cache_size=SVM_CACHE_MB, **self.best_params_).fit(Xs, y)
+        self.fit_rows_ = int(self.svm_.shape_fit_[0])
         return self
 
     def predict(self, X):
@@ -455,28 +461,103 @@ class SubsetGridRBF:
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
 
-def rbf_svm_default(n_features: int, scaling: str = "minmax"):
-    """libSVM's ``svm-train`` defaults after ``svm-scale``: RBF C-SVC with C = 1 and γ = 1/(number of
-    features), features scaled to [-1, 1] on the training rows."""
-    from sklearn.pipeline import Pipeline
-    from sklearn.svm import SVC
-
-    return Pipeline(
-        [
-            ("scale", _scaler(scaling)),
-            ("svm", SVC(kernel="rbf", C=1.0, gamma=1.0 / int(n_features), cache_size=500)),
-        ]
+def distinct_rows(X, y=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of ``X`` (of ``(X[i], y[i])`` pairs when ``y`` is given), decided on the exact
+    bytes of each row: ``(first, inverse, counts)`` with ``X[first]`` the distinct rows in order of first
+    occurrence, ``X[first][inverse] == X`` row for row and ``counts[r]`` the rows equal to ``X[first[r]]``.
+    Rows with the same features and different labels are different pairs; rows whose values compare
+    equal but whose bytes differ (``0.0`` and ``-0.0``) are kept apart, which is always safe."""
+    X = np.ascontiguousarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"distinct_rows needs a 2-d array, got shape {X.shape}")
+    n = X.shape[0]
+    parts = [X.view(np.uint8).reshape(n, -1)]
+    if y is not None:
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"labels of shape {y.shape} for {n} rows")
+        codes = np.unique(y, return_inverse=True)[1].astype(np.int64).reshape(n, 1)
+        parts.append(codes.view(np.uint8))
+    rows = np.ascontiguousarray(np.hstack(parts)) if len(parts) > 1 else parts[0]
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first, inverse, counts = np.unique(
+        keys, return_index=True, return_inverse=True, return_counts=True
     )
+    order = np.argsort(first, kind="stable")  # first occurrence order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inverse.ravel()], counts[order]
 
 
-def fit_classifier(proto: dict, Z, y, *, random_state: int = 0) -> tuple[object, dict]:
+class DistinctRowsSVC(SVC):
+    """libSVM's C-SVC (:class:`sklearn.svm.SVC`, same parameters) fitted on the distinct (row, label)
+    pairs of its training data, each weighted by its count, and evaluated once per distinct row.
+
+    The C-SVC's primal objective ½‖w‖² + Σ_i C·s_i·hinge_i sums one term per training row, so m rows
+    with the same features and label (sample weights s_j) contribute exactly what one row with weight
+    Σ s_j does (libSVM's per-row bound C·s_i): the fit solves the same optimisation problem as
+    :class:`~sklearn.svm.SVC` on every row, its solution agreeing up to libSVM's stopping tolerance
+    ``tol`` (the dual iterates differ, so not bit for bit).  Prediction and ``decision_function``
+    evaluate each distinct input row once and expand the results back: bit for bit what ``SVC`` gives
+    for the same fitted model.  Distinctness is decided on the exact bytes of the float64 rows libSVM
+    receives (:func:`distinct_rows`).  ``fit_rows_`` is the number of rows the solver saw.
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        X = np.asarray(X, dtype=np.float64)
+        first, inverse, _ = distinct_rows(X, y)
+        weights = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
+        super().fit(
+            X[first],
+            np.asarray(y)[first],
+            sample_weight=np.bincount(inverse, weights=weights, minlength=first.size),
+        )
+        self.fit_rows_ = int(first.size)
+        return self
+
+    def _on_distinct(self, method, X):
+        X = np.asarray(X, dtype=np.float64)
+        first, inverse, _ = distinct_rows(X)
+        return method(X[first])[inverse]
+
+    def predict(self, X):
+        return self._on_distinct(super().predict, X)
+
+    def decision_function(self, X):
+        return self._on_distinct(super().decision_function, X)
+
+
+#: libSVM's kernel cache (MB) for the RBF fits; it changes only the speed, never the solution
+SVM_CACHE_MB = 500
+
+
+def rbf_svm_default(n_features: int, scaling: str = "minmax", *, distinct: bool = True):
+    """libSVM's ``svm-train`` defaults after ``svm-scale``: RBF C-SVC with C = 1 and γ = 1/(number of
+    features), features scaled to [-1, 1] on the training rows.  ``distinct``: the SVM is a
+    :class:`DistinctRowsSVC` (the same problem, fitted on the distinct scaled (row, label) pairs with
+    their counts as weights); ``False``: a plain :class:`~sklearn.svm.SVC` on every row."""
+    from sklearn.pipeline import Pipeline
+
+    svm = (DistinctRowsSVC if distinct else SVC)(
+        kernel="rbf", C=1.0, gamma=1.0 / int(n_features), cache_size=SVM_CACHE_MB
+    )
+    return Pipeline([("scale", _scaler(scaling)), ("svm", svm)])
+
+
+def fit_classifier(
+    proto: dict, Z, y, *, random_state: int = 0, distinct: bool = True
+) -> tuple[object, dict]:
     """Fit the Table-2 classifier ``proto["classifier"]`` on the training rows ``(Z, y)``.
 
     Returns the fitted model (``.score(X, y)``) and the record fields that say what was fitted and
     whether it converged: ``svm_C``, ``svm_gamma`` (None for the linear SVM), ``svm_fits`` (every fit:
     the cross-validation fits plus the final one), ``svm_fits_converged`` (those that stopped at the
     solver's tolerance: a fit that raised scikit-learn's ``ConvergenceWarning`` stopped at its
-    iteration limit) and ``svm_converged`` (all of them did).
+    iteration limit), ``svm_converged`` (all of them did), ``svm_duplicates`` (how the final fit
+    treated repeated training rows: ``"weighted"``, the RBF classifiers with ``distinct``, fitted once
+    per distinct scaled (row, label) pair with its count as sample weight, :class:`DistinctRowsSVC`;
+    ``"kept"``, every row fitted) and ``svm_fit_rows`` (the rows the final fit's solver saw).
+    ``distinct=False`` fits the RBF classifiers on every row (the same optimisation problem).
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
@@ -490,9 +571,13 @@ def fit_classifier(proto: dict, Z, y, *, random_state: int = 0) -> tuple[object,
             ).fit(Z, y)
             C, gamma = float(model.best_params_["svm__C"]), None
             fits = len(model.cv_results_["params"]) * proto["svm_cv_folds"] + 1
+            fit_rows = int(len(Z))
         elif proto["classifier"] == "rbf_default":
-            model = rbf_svm_default(Z.shape[1], proto["feature_scaling"]).fit(Z, y)
+            model = rbf_svm_default(Z.shape[1], proto["feature_scaling"], distinct=distinct).fit(
+                Z, y
+            )
             C, gamma, fits = 1.0, 1.0 / Z.shape[1], 1
+            fit_rows = int(model.named_steps["svm"].shape_fit_[0])
         elif proto["classifier"] == "rbf":
             model = SubsetGridRBF(
                 log2_grid(proto["svm_log2_C"]),
@@ -501,12 +586,14 @@ def fit_classifier(proto: dict, Z, y, *, random_state: int = 0) -> tuple[object,
                 cv_rows=proto["svm_cv_rows"],
                 scaling=proto["feature_scaling"],
                 random_state=random_state,
+                distinct=distinct,
             ).fit(Z, y)
             C, gamma, fits = (
                 model.best_params_["C"],
                 model.best_params_["gamma"],
                 model.n_cv_fits_ + 1,
             )
+            fit_rows = model.fit_rows_
         else:
             raise ValueError(
                 f"classifier must be one of {CLASSIFIERS}, got {proto['classifier']!r}"
@@ -518,6 +605,8 @@ def fit_classifier(proto: dict, Z, y, *, random_state: int = 0) -> tuple[object,
         "svm_fits": int(fits),
         "svm_fits_converged": int(fits - unconverged),
         "svm_converged": unconverged == 0,
+        "svm_duplicates": "weighted" if distinct and proto["classifier"] != "linear" else "kept",
+        "svm_fit_rows": int(fit_rows),
     }
 
 
@@ -573,7 +662,11 @@ def classification_protocol(cfg: DictConfig) -> dict:
     grid fields of the classifiers not chosen are recorded as None (they do not act); the RBF
     classifiers are libSVM's C-SVC, hinge loss solved to tolerance (``svm_max_iter = -1``).
     ``random_entries`` / ``random_projection`` only act on the ``random`` mechanism and are recorded
-    as None for the others.
+    as None for the others.  How the RBF classifiers treat repeated training rows (fitted once per
+    distinct (row, label) pair with its count as sample weight, :class:`DistinctRowsSVC`) is not a
+    protocol field: it solves the same C-SVC problem as fitting every row, so it does not enter the
+    run key; each record says how its fit was made (``svm_duplicates``, ``svm_fit_rows``,
+    :func:`fit_classifier`).
     """
     e = cfg.experiment
     classifier = str(e.get("classifier", "linear"))

@@ -158,6 +158,8 @@ def test_rbf_default_is_libsvms_default():
         "svm_fits": 1,
         "svm_fits_converged": 1,
         "svm_converged": True,
+        "svm_duplicates": "weighted",
+        "svm_fit_rows": len(Z),
     }
     assert rbf_svm_default(7).named_steps["svm"].gamma == pytest.approx(1 / 7)
 
@@ -228,6 +230,8 @@ def test_rbf_default_ignores_the_grid_fields(tmp_path):
         set(rec.classifier) == {"rbf_default"}
         and set(rec.svm_C) == {1.0}
         and rec.svm_converged.all()
+        and set(rec.svm_duplicates) == {"weighted"}
+        and (rec.svm_fit_rows <= rec.n_train).all()
     )
 
 
