@@ -18,8 +18,19 @@ __all__ = ["NotReproduced", "differences", "known_causes", "not_reproduced_line"
 
 #: fields a re-run recomputes but that are not a function of the seed (timings)
 _TIMING = ("seconds",)
+#: (section, field, what): fields that name how a record was computed; a rerun that computes another way
+#: cannot reproduce the record's values, and the line names the change
+_SCHEMES = (
+    ("release", "chain_streams", "the MCMC chains' random streams"),
+    (None, "svm_duplicates", "the SVM fit's handling of repeated rows"),
+)
 #: record parts whose differences are named without amounts (exact statistics of the raw data)
 _NO_AMOUNTS = ("diagnostics_not_private",)
+
+
+def _field(record: dict, section: str | None, key: str):
+    part = record if section is None else (record.get(section) or {})
+    return part.get(key)
 
 
 def _plain(value):
@@ -83,18 +94,20 @@ def known_causes(
     versions, commit : dict, str
         This re-run's package versions and git commit.
     fields : dict, optional
-        The re-run's record fields; used to name a change of the MCMC chains' random streams
-        (``release.chain_streams``), which makes every draw differ.
+        The re-run's record fields; used to name a change of how the record is computed
+        (:data:`_SCHEMES`: the MCMC chains' random streams, the SVM fit's handling of repeated
+        rows), which the record's values cannot survive.
     """
     prov = record.get("provenance") or {}
     causes = []
-    new_streams = ((fields or {}).get("release") or {}).get("chain_streams")
-    old_streams = (record.get("release") or {}).get("chain_streams")
-    if new_streams is not None and old_streams != new_streams:
-        causes.append(
-            f"the record's MCMC chains drew from {old_streams or 'an earlier random-stream scheme'}, "
-            f"this rerun's from {new_streams}"
-        )
+    for section, key, what in _SCHEMES:
+        new_value = _field(fields or {}, section, key)
+        old_value = _field(record, section, key)
+        if new_value is not None and old_value != new_value:
+            causes.append(
+                f"{what} differ (record: {old_value or 'not stated, an earlier scheme'}; "
+                f"this rerun: {new_value})"
+            )
     if prov.get("blas_threads") is None:
         causes.append(
             f"the record does not state its BLAS thread count (this rerun used "

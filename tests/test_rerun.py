@@ -297,6 +297,12 @@ def test_the_line_names_a_change_of_the_chains_random_streams():
     rerun = {"release": {"sampler": "gibbs", "chain_streams": CHAIN_STREAMS}}
     old = hand_record(release={"sampler": "gibbs"})
     line = not_reproduced_line("r1", ["components"], known_causes(old, NOW, VERSIONS, "abc", rerun))
-    assert "drew from an earlier random-stream scheme" in line and CHAIN_STREAMS in line
+    assert "the MCMC chains' random streams differ" in line and CHAIN_STREAMS in line
     same = hand_record(release={"sampler": "gibbs", "chain_streams": CHAIN_STREAMS})
     assert not any("stream" in c for c in known_causes(same, NOW, VERSIONS, "abc", rerun))
+
+
+def test_the_line_names_a_change_of_the_svm_fit_of_repeated_rows():
+    old = hand_record()  # fitted every row: no svm_duplicates field
+    causes = known_causes(old, NOW, VERSIONS, "abc", {"svm_duplicates": "weighted"})
+    assert any("repeated rows differ" in c and "weighted" in c for c in causes)
