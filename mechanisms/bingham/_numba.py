@@ -1,8 +1,9 @@
 """Numba for the samplers' kernels, and the seed of Numba's generator.
 
 Numba's ``np.random`` functions draw from a generator of their own (one per thread), separate from
-NumPy's: the Givens kernel and the rstiefel port draw from it, so their callers seed it from their
-``numpy.random.Generator`` with :func:`seed_numba` and a run stays reproducible from its seed.
+NumPy's: the rstiefel port draws from it, so it seeds it from its ``numpy.random.Generator`` with
+:func:`seed_numba` and a run stays reproducible from its seed.  The Givens kernel draws from per-chain
+streams instead (:mod:`.streams`).
 """
 
 from __future__ import annotations
@@ -26,5 +27,5 @@ __all__ = ["njit", "numba", "seed_numba"]
 
 @njit(cache=True)
 def seed_numba(seed):
-    """Seed Numba's internal generator (used by the Givens kernel)."""
+    """Seed Numba's internal generator (used by the rstiefel port)."""
     np.random.seed(seed)
