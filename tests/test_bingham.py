@@ -571,3 +571,21 @@ def test_best_fisher_acceptance_by_bounds_is_the_exact_test():
     got = decide(Y, V)
     assert np.array_equal(got[~close], exact[~close])
     assert (~close).sum() > 350_000
+
+
+def test_lockstep_groups_do_not_change_the_chains(monkeypatch):
+    """How many chains one kernel call advances (``LOCKSTEP_BYTES``) is a matter of speed only: with
+    one chain per call, two, or all, every chain's bits are the same."""
+    import mechanisms.bingham.chains as chains
+
+    b = np.concatenate([200.0 * np.exp(-np.arange(7) / 2.0), np.zeros(2)])
+    kwargs = dict(
+        n_chains=5, iterations=40, record_every=20, progress=False, sweeps_per_iteration=1
+    )
+    runs = []
+    for budget in (1, 2 * 8 * 9 * 9, 1 << 30):  # 1 chain, 2 chains, all chains per call
+        monkeypatch.setattr(chains, "LOCKSTEP_BYTES", budget)
+        runs.append(run_bingham_chains(b, 4, rng=np.random.default_rng(5), **kwargs))
+    for other in runs[1:]:
+        for key in ("V", "energy", "F"):
+            assert np.array_equal(runs[0][key], other[key])

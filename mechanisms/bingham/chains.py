@@ -28,7 +28,7 @@ from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_sweeps
 from .rstiefel import rstiefel_gibbs_sweep
 from .streams import chain_generators, kernel_states
 
-__all__ = ["NULL_SPACE_TOLERANCE_ULPS", "null_space_split", "run_bingham_chains"]
+__all__ = ["LOCKSTEP_BYTES", "NULL_SPACE_TOLERANCE_ULPS", "null_space_split", "run_bingham_chains"]
 
 
 #: eigenvalues within this many units of rounding (× d × max|b|) of the smallest are B's null space
@@ -126,10 +126,18 @@ def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(Qn * np.sign(np.diag(R)))
 
 
+#: the Givens chains advanced together in one kernel call hold at most this many bytes of state (and
+#: at least one chain): lockstep pays where a chain's state is small (kddcup, 105 kB: all 10 chains)
+#: and costs where it is not (census, 1.7 MB a chain: ten states no longer share the cache), measured
+#: by scripts/benchmarks/bench_givens.py and in the paper-scale run (docs/performance.md)
+LOCKSTEP_BYTES = 1 << 20
+
+
 def _givens_chains(
     evals, k, gens, iterations, sweeps, init, track_F, rec_T, chunk, reorth_every, energy, F, update
 ) -> np.ndarray:
-    """The Givens chains of :func:`run_bingham_chains`, all in lockstep in one kernel call per chunk.
+    """The Givens chains of :func:`run_bingham_chains`, in lockstep groups of up to ``LOCKSTEP_BYTES``
+    of state per kernel call.
 
     Chain c takes, from ``gens[c]`` only and in this order, its kernel stream's state, its Haar start
     and (reduced chain) its null-space completion, so it is the same chain alone or beside others.
@@ -153,8 +161,21 @@ def _givens_chains(
     sum_V = np.zeros((n_chains, k, active.size))
     since_reorth = [0]
 
+    per_call = max(1, min(n_chains, LOCKSTEP_BYTES // (8 * Qt.shape[1] * Qt.shape[2])))
+
     def advance(done, step):
-        givens_sweeps(Qt, b_active, k, step, energy[:, done : done + step], sum_V, sweeps, states)
+        for lo in range(0, n_chains, per_call):
+            g = slice(lo, lo + per_call)
+            givens_sweeps(
+                Qt[g],
+                b_active,
+                k,
+                step,
+                energy[g, done : done + step],
+                sum_V[g],
+                sweeps,
+                states[:, g],
+            )
         since_reorth[0] += step
         if since_reorth[0] >= reorth_every:
             # re-orthonormalise (changes Q by O(rounding)); keeps drift ≤ 1e-13
