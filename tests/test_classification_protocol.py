@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from experiments.jmlr import linear_svm_search, majority_label_accuracy, run_classification
+from experiments.classifiers import linear_svm_search, majority_label_accuracy
+from experiments.jmlr import run_classification
 from experiments.results import ResultStore
 from mechanisms.linalg import random_orthonormal
 from mechanisms.random_projection import random_projection_matrix, random_subspace
@@ -312,9 +313,8 @@ def test_ppca_projections_of_a_permutation_run_as_chains_and_resume(tmp_path):
     recomputed alone, identically."""
     import warnings
 
-    from experiments.jmlr import subset_rng
     from experiments.loading import load_configured
-    from experiments.records import components_digest, mechanism_rng
+    from experiments.records import components_digest, mechanism_rng, subset_rng
     from experiments.results import record_id
     from mechanisms.ppca import ppca
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.jmlr import (
+from experiments.classifiers import (
     CLASSIFIERS,
     SubsetGridRBF,
     UnconvergedFitError,
@@ -15,8 +15,8 @@ from experiments.jmlr import (
     log2_grid,
     rbf_svm_default,
     require_converged,
-    run_classification,
 )
+from experiments.jmlr import run_classification
 from experiments.results import ResultStore
 from mechanisms._base import second_moment
 from mechanisms.calibration import mod_sulq_noise_scale

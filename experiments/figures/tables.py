@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.classifiers import require_converged
 from experiments.compat import fill_legacy_protocol
 from experiments.figures.style import TABLE2_ORDER, guarantee_statuses
-from experiments.jmlr import require_converged
 from experiments.table1 import DRAWN_COLUMNS, DRAWN_IF_RECORDED
 
 #: row order of the paper's Table 1

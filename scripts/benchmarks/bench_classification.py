@@ -9,14 +9,14 @@ For each record (permutation p, projection j, mechanism; the releases exactly as
 ``experiments.jmlr.run_classification`` draws them at ``scale=paper``, PPCA's as the first chain of
 its permutation's group) the configured Table-2 classifier (``experiment.classifier``, default
 ``rbf_default``) is fitted and scored on the record's projected training and test rows by
-``experiments.jmlr.fit_classifier`` in two ways, one after the other in this process:
+``experiments.classifiers.fit_classifier`` in two ways, one after the other in this process:
 
   * ``all``: ``distinct=False``, libSVM on every training row and every test row;
   * ``distinct``: ``distinct=True`` (the default), libSVM on the distinct scaled (row, label) pairs
     weighted by their counts, predictions computed once per distinct scaled test row and expanded;
 
 and, as a separate lever, the ``all`` fit again with a libSVM kernel cache of ``--big-cache`` MB
-instead of ``experiments.jmlr.SVM_CACHE_MB`` (the cache changes only the speed of a fit).
+instead of ``experiments.classifiers.SVM_CACHE_MB`` (the cache changes only the speed of a fit).
 Times are CPU seconds of this process (one BLAS thread), split into fit and predict (``score`` on the
 test rows).  Printed per record: the times, the training rows each solver saw, the test rows whose
 predicted labels differ between the two fits, and the accuracy difference; then the totals and the
@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from hydra import compose, initialize_config_dir
 
+import experiments.classifiers as classifiers
 import experiments.jmlr as jmlr
 from experiments.loading import load_configured
 from experiments.records import configured_mechanism, mechanism_rng, mechanism_stream
@@ -75,7 +76,7 @@ def release(cfg, holdout: PreparedData, p: int, j: int) -> np.ndarray:
 
 def timed_fit_score(proto, Ztr, ytr, Zte, yte, p, distinct):
     t0 = time.process_time()
-    model, info = jmlr.fit_classifier(proto, Ztr, ytr, random_state=p, distinct=distinct)
+    model, info = classifiers.fit_classifier(proto, Ztr, ytr, random_state=p, distinct=distinct)
     t1 = time.process_time()
     pred = model.predict(Zte)
     t2 = time.process_time()
@@ -102,7 +103,7 @@ def main() -> None:
     positive = cfg0.experiment.positive_label or jmlr.POSITIVE_LABEL[dataset.name]
     y_all = (np.asarray(dataset.y).astype(str) == str(positive)).astype(int)
     X_all = dataset.X
-    rows, small_cache = [], jmlr.SVM_CACHE_MB
+    rows, small_cache = [], classifiers.SVM_CACHE_MB
     print(
         f"{dataset.name}: {X_all.shape[0]} rows, d = {X_all.shape[1]}, k = {cfg0.k}, "
         f"classifier {cfg0.experiment.classifier}, libSVM cache {small_cache} MB (big: {args.big_cache} MB)"
@@ -113,7 +114,7 @@ def main() -> None:
     )
     print(header)
     for p in range(args.permutations):
-        hold, train, test = jmlr.classification_split(X_all.shape[0], cfg0.seed, p, None)
+        hold, train, test = classifiers.classification_split(X_all.shape[0], cfg0.seed, p, None)
         holdout = PreparedData(X_all[hold], clip=bool(cfg0.clip_rows))
         ytr, yte = y_all[train], y_all[test]
         for mech in args.mechanisms:
@@ -126,13 +127,13 @@ def main() -> None:
                 fit_d, pred_d, yhat_d, info_d = timed_fit_score(proto, Ztr, ytr, Zte, yte, p, True)
                 fit_c = None
                 if args.big_cache:
-                    jmlr.SVM_CACHE_MB = args.big_cache
+                    classifiers.SVM_CACHE_MB = args.big_cache
                     try:
                         t0 = time.process_time()
-                        jmlr.fit_classifier(proto, Ztr, ytr, random_state=p, distinct=False)
+                        classifiers.fit_classifier(proto, Ztr, ytr, random_state=p, distinct=False)
                         fit_c = time.process_time() - t0
                     finally:
-                        jmlr.SVM_CACHE_MB = small_cache
+                        classifiers.SVM_CACHE_MB = small_cache
                 acc_a, acc_d = float(np.mean(yhat_a == yte)), float(np.mean(yhat_d == yte))
                 row = dict(
                     permutation=p,

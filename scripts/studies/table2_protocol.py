@@ -34,7 +34,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.jmlr import FEATURE_SCALINGS, SVM_LOSSES, classification_split, linear_svm_search
+from experiments.classifiers import (
+    FEATURE_SCALINGS,
+    SVM_LOSSES,
+    classification_split,
+    linear_svm_search,
+)
 from experiments.records import mechanism_rng
 from mechanisms import PreparedData
 from mechanisms.linalg import single_thread_blas
