@@ -257,8 +257,8 @@ def run_bingham_chains(
 
     ``rng``: one numpy Generator per chain, or a single Generator from which ``n_chains`` child
     generators are seeded (``streams.chain_generators``); chain c is driven by its generator alone.
-    The ``"gibbs"`` chains run in lockstep in one kernel (:mod:`.givens`), each bit for bit the run of
-    its generator alone (``n_chains=1``).
+    The ``"gibbs"`` chains run in lockstep (:mod:`.givens`), as many per kernel call as fit in
+    ``LOCKSTEP_BYTES`` of state, each bit for bit the run of its generator alone (``n_chains=1``).
     Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
     ``sampler`` is ``"gibbs"`` (fast Givens chain) or ``"reference"`` (Hoff column Gibbs).
     One ``"gibbs"`` iteration is ``sweeps_per_iteration`` Givens sweeps (default 2: with it an
