@@ -1,4 +1,4 @@
-"""The peers run by the harness (experiments/peers.py): protocol, wall-clock cap, certified ε, d = 2 check.
+"""The peers run by the harness (experiments/peers/): protocol, wall-clock cap, certified ε, d = 2 check.
 
 Most tests drive the harness side with a stand-in worker (tests/fixtures/fake_peer_worker.py) that
 speaks the same file protocol as experiments/peer_worker.py but needs no peer library; the tests
@@ -20,8 +20,10 @@ from experiments import peers
 from experiments.peers import (
     PeerError,
     PeerUnavailableError,
+    adapters,
     bingham_d2_target,
     diffprivlib_pca,
+    environment,
     opendp_pca,
     run_peer_pca,
 )
@@ -72,13 +74,13 @@ def test_protocol_round_trip_and_certified_epsilon(fake_peer, small_data):
 def test_request_carries_k_epsilon_seed_and_options(fake_peer, small_data, tmp_path, monkeypatch):
     """The worker receives what the adapter was given; the seed comes from ``rng`` (same rng, same seed)."""
     seen = []
-    real = peers.call_worker
+    real = adapters.call_worker
 
     def spy(python, request, **kw):
         seen.append(dict(request))
         return real(python, request, **kw)
 
-    monkeypatch.setattr(peers, "call_worker", spy)
+    monkeypatch.setattr(adapters, "call_worker", spy)
     for _ in range(2):
         opendp_pca(
             small_data,
@@ -153,8 +155,8 @@ def test_bad_input_is_refused_before_any_subprocess(fake_peer, small_data):
 
 def test_prepared_data_is_written_once_and_removed_with_it(fake_peer, small_data):
     data = PreparedData(small_data)
-    path = peers._data_file(data.X)
-    assert path is not None and path.exists() and peers._data_file(data.X) == path
+    path = environment._data_file(data.X)
+    assert path is not None and path.exists() and environment._data_file(data.X) == path
     out = diffprivlib_pca(data, 2, rng=np.random.default_rng(0), epsilon=1, worker=FAKE)
     assert out.status == "ok"
     del data, out
@@ -165,7 +167,7 @@ def test_prepared_data_is_written_once_and_removed_with_it(fake_peer, small_data
 
 
 def test_unavailable_peer_is_one_clear_error(monkeypatch):
-    peers._probe_cached.cache_clear()
+    environment._probe_cached.cache_clear()
     with pytest.raises(PeerUnavailableError) as err:
         peers.peer_python("diffprivlib_pca", python="/bin/false", install=False)
     assert isinstance(err.value, SystemExit)

@@ -1,0 +1,197 @@
+"""The peers as privpca mechanisms: diffprivlib's and OpenDP's private PCA, run in the capped worker, each
+recording the ε its own accounting certifies."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechanisms import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k
+
+from .environment import (
+    PeerError,
+    _data_file,
+    call_worker,
+    peer_python,
+    peer_spec,
+)
+
+
+def run_peer_pca(
+    name: str,
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    timeout: float = 60.0,
+    clip: bool = False,
+    python: str | None = None,
+    install: bool | None = None,
+    worker: str | Path | None = None,
+    **options: Any,
+) -> MechanismOutput:
+    """Run peer ``name``'s PCA on ``X`` (rows of L2 norm <= 1) at certified ε = ``epsilon``.
+
+    Returns ``components`` (d x k, orthonormal) or ``None`` with release status ``"timeout"`` when the
+    peer did not finish within ``timeout`` seconds.  The guarantee's ε is what the peer's accounting
+    certifies (read back from the worker, also for a run that timed out), never assumed.
+    """
+    spec = peer_spec(name)
+    eps = check_epsilon(epsilon)
+    data, n_clipped = check_data(X, clip=clip)
+    n, d = data.shape
+    k = check_k(k, d)
+    if worker is None:
+        python = peer_python(name, python, install)
+    else:
+        python = python or sys.executable
+    seed = int(rng.integers(0, 2**32 - 1))
+    request = {
+        "command": "pca",
+        "peer": spec.module,
+        "k": k,
+        "epsilon": eps,
+        "seed": seed,
+        **options,
+    }
+    data_file = _data_file(
+        data
+    )  # shared across runs when data is a (read-only) PreparedData matrix
+    res = call_worker(python, request, X=data, timeout=timeout, worker=worker, data_file=data_file)
+    if res["status"] not in ("ok", "timeout"):
+        raise PeerError(f"{name} failed: {res.get('error', res)}")
+    meta = res if res["status"] == "ok" else (res.get("plan") or {})
+    certified = meta.get("certified_epsilon")
+    note = (
+        f"epsilon as certified by {spec.module}'s own accounting ({meta.get('accounting', 'unknown')}); "
+        f"{spec.relation_note}; not exact: the peer's vector-Bingham sampler draws from another law "
+        f"than its proof assumes (docs/peers.md, d = 2 check)"
+    )
+    if (
+        certified is None
+    ):  # killed before it could state its accounting: nothing certified on record
+        guarantee = PrivacyGuarantee(
+            float("nan"),
+            0.0,
+            spec.neighbouring,
+            exact=False,
+            note="timed out before the peer stated its accounting",
+            status="unknown",
+        )
+    else:
+        guarantee = PrivacyGuarantee(
+            float(certified),
+            float(meta.get("certified_delta", 0.0)),
+            spec.neighbouring,
+            exact=False,
+            note=note,
+            status="certified by peer, not met",
+        )
+    diagnostics = {
+        "peer": spec.module,
+        "interpreter": str(python),
+        "requested_epsilon": eps,
+        "nominal_epsilon": meta.get("nominal_epsilon"),
+        "peer_seed": seed,
+        "peer_fit_seconds": res.get("fit_seconds"),
+        "subprocess_seconds": res.get("elapsed_seconds"),
+        "timeout_seconds": float(timeout),
+        "n_clipped": n_clipped,
+        "peer_versions": res.get("versions"),
+        "seeded": meta.get("seeded"),
+        **{
+            key: meta[key]
+            for key in ("certified_epsilon_at_nominal_target", "map_d_in_1", "api", "features")
+            if key in meta
+        },
+    }
+    if res["status"] == "timeout":
+        # said on the terminal at once: the run was silent for the whole cap and has no utility to show
+        print(
+            f"{name}: timed out after {timeout:g} s (the wall-clock cap); recorded with status 'timeout', "
+            "no subspace released",
+            file=sys.stderr,
+            flush=True,
+        )
+        return MechanismOutput(
+            None, guarantee, release={"status": "timeout"}, diagnostics=diagnostics
+        )
+    V = np.asarray(res["arrays"]["components"], dtype=np.float64)
+    if V.shape != (d, k):
+        raise PeerError(f"{name} returned components of shape {V.shape}, expected {(d, k)}")
+    return MechanismOutput(V, guarantee, release={"status": "ok"}, diagnostics=diagnostics)
+
+
+def diffprivlib_pca(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    timeout: float = 60.0,
+    clip: bool = False,
+    python: str | None = None,
+    install: bool | None = None,
+    worker: str | Path | None = None,
+) -> MechanismOutput:
+    """IBM diffprivlib's ``models.PCA`` (Amin et al., NeurIPS 2019, Algorithm 1), ``centered=True``,
+    ``data_norm=1``: ε-DP by diffprivlib's accountant, with the sampler caveat of the module docstring."""
+    return run_peer_pca(
+        "diffprivlib_pca",
+        X,
+        k,
+        rng=rng,
+        epsilon=epsilon,
+        timeout=timeout,
+        clip=clip,
+        python=python,
+        install=install,
+        worker=worker,
+    )
+
+
+def opendp_pca(
+    X: Any,
+    k: int,
+    *,
+    rng: np.random.Generator,
+    epsilon: float,
+    timeout: float = 60.0,
+    clip: bool = False,
+    api: str = "measurement",
+    match_certified: bool = True,
+    python: str | None = None,
+    install: bool | None = None,
+    worker: str | Path | None = None,
+) -> MechanismOutput:
+    """OpenDP's private PCA (Amin et al. 2019) at certified ε = ``epsilon``.
+
+    ``api="measurement"``: ``make_private_pca`` on a domain with origin 0 (decomposes XᵀX, as
+    privpca's PCA does); ``api="sklearn"``: the scikit-learn style ``PCA`` class (spends part of ε
+    on a private mean).  ``match_certified=False`` passes ``epsilon`` as OpenDP's nominal parameter
+    and records what OpenDP then certifies (2ε for the ``sklearn`` class).  OpenDP draws from its
+    own CSPRNG: runs are not reproducible from ``rng``.
+    """
+    if api not in ("measurement", "sklearn"):
+        raise ValueError(f"api must be 'measurement' or 'sklearn', got {api!r}")
+    return run_peer_pca(
+        "opendp_pca",
+        X,
+        k,
+        rng=rng,
+        epsilon=epsilon,
+        timeout=timeout,
+        clip=clip,
+        python=python,
+        install=install,
+        worker=worker,
+        api=api,
+        match_certified=bool(match_certified),
+    )
+
+
+# --------------------------------------------------------------------------- d = 2 sampler check
