@@ -150,9 +150,8 @@ def _givens_chains(
         active, null, b0 = null_space_split(evals, k)
     b_active = np.ascontiguousarray(evals[active] - b0)
     Qt = np.empty((n_chains, d, active.size))
-    states = np.empty((4, n_chains), dtype=np.uint64)
+    states = kernel_states(gens)  # each generator's first draws, before its start
     for c, gen in enumerate(gens):
-        states[:, c] = kernel_states([gen])[:, 0]
         Q = np.linalg.qr(gen.standard_normal((d, d)))[0]
         if init is not None:  # complete the given frame to a full orthogonal matrix
             Q = np.linalg.qr(np.hstack([init[c], Q[:, : d - k]]))[0]
