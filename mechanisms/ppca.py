@@ -24,7 +24,8 @@ the chain had converged"), not a proven guarantee.
 
 Release vs diagnostics (``MechanismOutput``):
   release      ``status``, ``sampler``, ``epsilon``, ``k``, ``d``, ``iterations``, ``burn_in``,
-               ``n_chains``, ``released_chain``, ``sweeps_per_iteration`` (MCMC) — public
+               ``n_chains``; MCMC: ``released_chain``, ``sweeps_per_iteration`` and
+               ``chain_streams`` (how the chains draw their random numbers) — public
                configuration only.
   diagnostics  (not private) ``concentration`` n·ε/2·λ₁(A), ``n``, ``n_clipped``; exact sampler:
                ``acceptance_rate``, ``proposals`` (depend on A); MCMC: ``converged``, ``rhat``,
@@ -120,6 +121,82 @@ def _bmf_target(A: np.ndarray, n: int, k: int, epsilon: float, sampler: str, sta
     return eps, d, k, sampler, scale, scale * evals_A, U, float(scale * evals_A[-1])
 
 
+def _checked_burn_in(iterations: int, burn_in: int | None) -> tuple[int, int]:
+    """(iterations, burn_in) as ints; burn_in defaults to half the iterations."""
+    iterations = int(iterations)
+    burn_in = iterations // 2 if burn_in is None else int(burn_in)
+    if not (0 <= burn_in < iterations):
+        raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
+    return iterations, burn_in
+
+
+def _diagnose_trace(trace: np.ndarray, rhat_threshold: float, min_ess: float | None) -> dict:
+    """Split-R̂ and bulk-ESS of the chains' q_F traces after burn-in (not converged when fewer than
+    4 iterations remain), as the fields a release's diagnostics record."""
+    if trace.shape[1] >= 4:
+        diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
+    else:
+        diag = {
+            "rhat": float("nan"),
+            "ess": float("nan"),
+            "converged": False,
+            "rhat_threshold": rhat_threshold,
+            "min_ess": float("nan"),
+        }
+    return {
+        "converged": bool(diag["converged"]),
+        "rhat": float(diag["rhat"]),
+        "ess": float(diag["ess"]),
+        "rhat_threshold": diag["rhat_threshold"],
+        "min_ess": diag["min_ess"],
+    }
+
+
+def _chain_components(U: np.ndarray, V_eig: np.ndarray) -> np.ndarray:
+    """A chain's final state mapped back from A's eigenbasis, its orthonormality polished by QR
+    (changes V by O(1e-15))."""
+    Qv, R = np.linalg.qr(U @ V_eig)
+    return Qv * np.sign(np.diag(R))
+
+
+def _mcmc_release(
+    base: dict, iterations: int, burn_in: int, n_chains: int, sweeps: int, **extra: Any
+) -> dict:
+    """The public configuration of an MCMC release (release fields in their recorded order)."""
+    return dict(
+        base,
+        iterations=iterations,
+        chain_streams=CHAIN_STREAMS,
+        sweeps_per_iteration=sweeps,
+        burn_in=burn_in,
+        n_chains=n_chains,
+        released_chain=0,
+        **extra,
+    )
+
+
+def _exact_output(
+    evals_B, U, rng, eps: float, base_release: dict, base_diagnostics: dict, **release_extra: Any
+) -> MechanismOutput:
+    """One exact ACG draw from BMF(B) for k = 1 (no chains, no convergence diagnostics)."""
+    t0 = time.perf_counter()
+    x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
+    release = dict(base_release, iterations=0, burn_in=0, n_chains=1, **release_extra)
+    diagnostics = dict(
+        base_diagnostics,
+        converged=None,
+        rhat=None,
+        ess=None,
+        acceptance_rate=sinfo["acceptance_rate"],
+        proposals=sinfo["proposals"],
+        seconds=time.perf_counter() - t0,
+    )
+    guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
+    return MechanismOutput(
+        components=x.reshape(-1, 1), guarantee=guarantee, release=release, diagnostics=diagnostics
+    )
+
+
 def ppca_from_second_moment(
     A: np.ndarray,
     n: int,
@@ -144,39 +221,16 @@ def ppca_from_second_moment(
     eps, d, k, sampler, scale, evals_B, U, concentration = _bmf_target(
         A, n, k, epsilon, sampler, start
     )
-    release: dict[str, Any] = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
-    diagnostics: dict[str, Any] = {
-        "n_clipped": int(n_clipped),
-        "concentration": concentration,
-        "n": int(n),
-    }
-    t0 = time.perf_counter()
+    base_release = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
+    base_diagnostics = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
     if sampler == "exact":
-        x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
-        V = x.reshape(d, 1)
-        release.update(iterations=0, burn_in=0, n_chains=1)
-        diagnostics.update(
-            converged=None,
-            rhat=None,
-            ess=None,
-            acceptance_rate=sinfo["acceptance_rate"],
-            proposals=sinfo["proposals"],
-            seconds=time.perf_counter() - t0,
-        )
-        guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
-        return MechanismOutput(
-            components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
-        )
+        return _exact_output(evals_B, U, rng, eps, base_release, base_diagnostics)
 
-    iterations = int(iterations)
+    t0 = time.perf_counter()
+    iterations, burn_in = _checked_burn_in(iterations, burn_in)
     n_chains = int(n_chains)
     if n_chains < 1:
         raise ValueError("n_chains must be >= 1")
-    if burn_in is None:
-        burn_in = iterations // 2
-    burn_in = int(burn_in)
-    if not (0 <= burn_in < iterations):
-        raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
     res = run_bingham_chains(
         evals_B,
         k,
@@ -191,34 +245,14 @@ def ppca_from_second_moment(
         track_F=False,
     )
     trace = res["energy"][:, burn_in:] / scale  # q_F(V(t)) = tr(VᵀAV)
-    if trace.shape[1] >= 4:
-        diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
-    else:
-        diag = {
-            "rhat": float("nan"),
-            "ess": float("nan"),
-            "converged": False,
-            "rhat_threshold": rhat_threshold,
-            "min_ess": float("nan"),
-        }
-    V = U @ res["V"][0]
-    # polish orthonormality (changes V by O(1e-15))
-    Qv, R = np.linalg.qr(V)
-    V = Qv * np.sign(np.diag(R))
-    release.update(
-        iterations=iterations,
-        chain_streams=CHAIN_STREAMS,
-        sweeps_per_iteration=res["sweeps_per_iteration"],
-        burn_in=burn_in,
-        n_chains=n_chains,
-        released_chain=0,
+    diag = _diagnose_trace(trace, rhat_threshold, min_ess)
+    V = _chain_components(U, res["V"][0])
+    release = _mcmc_release(
+        base_release, iterations, burn_in, n_chains, res["sweeps_per_iteration"]
     )
-    diagnostics.update(
-        converged=bool(diag["converged"]),
-        rhat=float(diag["rhat"]),
-        ess=float(diag["ess"]),
-        rhat_threshold=diag["rhat_threshold"],
-        min_ess=diag["min_ess"],
+    diagnostics = dict(
+        base_diagnostics,
+        **diag,
         q_F_trace_mean=float(trace.mean()),
         seconds=time.perf_counter() - t0,
     )
@@ -394,44 +428,21 @@ def ppca_restarts_from_second_moment(
     base_release = {"status": "ok", "sampler": sampler, "epsilon": eps, "k": k, "d": d}
     base_diagnostics = {"n_clipped": int(n_clipped), "concentration": concentration, "n": int(n)}
     if sampler == "exact":
-        outs = []
-        for r, rng in enumerate(rngs):
-            t0 = time.perf_counter()
-            x, sinfo = sample_vector_bingham(eig=(evals_B, U), rng=rng, return_info=True)
-            release = dict(
+        return [
+            _exact_output(
+                evals_B,
+                U,
+                rng,
+                eps,
                 base_release,
-                iterations=0,
-                burn_in=0,
-                n_chains=1,
+                base_diagnostics,
                 restart_index=r,
                 restarts_in_group=m,
             )
-            diagnostics = dict(
-                base_diagnostics,
-                converged=None,
-                rhat=None,
-                ess=None,
-                acceptance_rate=sinfo["acceptance_rate"],
-                proposals=sinfo["proposals"],
-                seconds=time.perf_counter() - t0,
-            )
-            guarantee = PrivacyGuarantee(eps, 0.0, "replace-one-row", exact=True, note=_EXACT_NOTE)
-            outs.append(
-                MechanismOutput(
-                    components=x.reshape(d, 1),
-                    guarantee=guarantee,
-                    release=release,
-                    diagnostics=diagnostics,
-                )
-            )
-        return outs
+            for r, rng in enumerate(rngs)
+        ]
 
-    iterations = int(iterations)
-    if burn_in is None:
-        burn_in = iterations // 2
-    burn_in = int(burn_in)
-    if not (0 <= burn_in < iterations):
-        raise ValueError(f"burn_in must satisfy 0 <= burn_in < iterations, got {burn_in}")
+    iterations, burn_in = _checked_burn_in(iterations, burn_in)
     # restart r's chain is the one ppca_from_second_moment(..., n_chains=1, rng=rngs[r]) runs (its
     # generator's first child), and all m chains run together in lockstep
     res = run_bingham_chains(
@@ -448,18 +459,8 @@ def ppca_restarts_from_second_moment(
         track_F=False,
     )
     trace = res["energy"][:, burn_in:] / scale
-    if trace.shape[1] >= 4:
-        diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
-    else:
-        diag = {
-            "rhat": float("nan"),
-            "ess": float("nan"),
-            "converged": False,
-            "rhat_threshold": rhat_threshold,
-            "min_ess": float("nan"),
-        }
-    converged = bool(diag["converged"])
-    if not converged and warn:
+    diag = _diagnose_trace(trace, rhat_threshold, min_ess)
+    if not diag["converged"] and warn:
         warnings.warn(
             not_converged_message(sampler, iterations, f"{m} restart chains", rhat_threshold),
             ChainConvergenceWarning,
@@ -467,28 +468,19 @@ def ppca_restarts_from_second_moment(
         )
     outs = []
     for r in range(m):
-        V = U @ res["V"][r]
-        Qv, R = np.linalg.qr(V)  # polish orthonormality exactly as ppca_from_second_moment does
-        V = Qv * np.sign(np.diag(R))
-        release = dict(
+        release = _mcmc_release(
             base_release,
-            iterations=iterations,
-            chain_streams=CHAIN_STREAMS,
-            sweeps_per_iteration=res["sweeps_per_iteration"],
-            burn_in=burn_in,
-            n_chains=1,
-            released_chain=0,
+            iterations,
+            burn_in,
+            1,
+            res["sweeps_per_iteration"],
             restart_index=r,
             restarts_in_group=m,
         )
         diagnostics = dict(
             base_diagnostics,
             diagnosed_chains=m,
-            converged=converged,
-            rhat=float(diag["rhat"]),
-            ess=float(diag["ess"]),
-            rhat_threshold=diag["rhat_threshold"],
-            min_ess=diag["min_ess"],
+            **diag,
             q_F_trace_mean=float(trace[r].mean()),
             seconds=float(res["seconds"]) / m,
         )
@@ -498,7 +490,10 @@ def ppca_restarts_from_second_moment(
         )
         outs.append(
             MechanismOutput(
-                components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
+                components=_chain_components(U, res["V"][r]),
+                guarantee=guarantee,
+                release=release,
+                diagnostics=diagnostics,
             )
         )
     return outs
