@@ -4,7 +4,8 @@
     python scripts/make_figures.py --summary results/quick/summary --scale quick --out results/quick --curate
 
 Writes ``<out>/figures/fig1.png`` ... ``fig5.png``, ``fig_classification.png`` (+ PDF) and
-``<out>/tables/table1.csv``, ``table2.csv``, ``footnote1.csv``.  ``--out`` defaults to
+``<out>/tables/table1.csv``, ``table2.csv``, ``footnote1.csv``, and the numbers behind the figures
+(``utility_vs_n.csv``, ``utility_vs_epsilon.csv``, ``sampler_convergence.csv``).  ``--out`` defaults to
 ``<results>/drawn/<scale>`` (``<results>/drawn/all`` without ``--scale``), a local directory that is
 never committed.  The curated outputs (``results/quick`` and ``results/paper_scale``, see
 :data:`CURATED`) are written only with ``--curate``, by ``scripts/curate.sh``, from the committed
@@ -22,7 +23,14 @@ from pathlib import Path
 
 from experiments.figures.extras import fig_dimension_scaling, fig_online_regret
 from experiments.figures.paper import fig1, fig2, fig5, fig_classification, utility_vs_n
-from experiments.figures.tables import footnote1, table1, table2
+from experiments.figures.tables import (
+    footnote1,
+    sampler_convergence_table,
+    table1,
+    table2,
+    utility_vs_epsilon_table,
+    utility_vs_n_table,
+)
 from experiments.provenance import REPO_ROOT as REPO
 from experiments.results import ResultStore
 
@@ -64,6 +72,9 @@ def make_all(
         "table1": lambda: table1(df, out / "tables"),
         "table2": lambda: table2(df, out / "tables"),
         "footnote1": lambda: footnote1(df, out / "tables"),
+        "utility_vs_n": lambda: utility_vs_n_table(df, out / "tables"),
+        "utility_vs_epsilon": lambda: utility_vs_epsilon_table(df, out / "tables"),
+        "sampler_convergence": lambda: sampler_convergence_table(df, out / "tables"),
         "fig_classification": lambda: fig_classification(df, out / "figures"),
         "dimension_scaling": lambda: fig_dimension_scaling(df, out / "figures"),
         "online_regret": lambda: fig_online_regret(df, out / "figures"),

@@ -1,0 +1,78 @@
+"""The tables behind Figures 2–5 (experiments.figures.tables): values computed by hand from a few
+records built here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.figures import tables
+
+
+def _utility_records() -> pd.DataFrame:
+    rows = [
+        # PPCA at n = 100: q_F 0.2 and 0.4, one release failed its check
+        dict(mechanism="ppca", n=100, q_F=0.2, converged="True", rhat=1.002),
+        dict(mechanism="ppca", n=100, q_F=0.4, converged="False", rhat=1.05),
+        dict(mechanism="random", n=100, q_F=0.1, converged=None, rhat=np.nan),
+        dict(mechanism="pca", n=100, q_F=0.7, converged=None, rhat=np.nan),
+    ]
+    df = pd.DataFrame(rows).rename(
+        columns={
+            "converged": "diagnostics_not_private.converged",
+            "rhat": "diagnostics_not_private.rhat",
+        }
+    )
+    return df.assign(experiment="utility_vs_n", dataset="toy")
+
+
+def test_utility_vs_n_table_means_spreads_and_checks(tmp_path):
+    (path,) = tables.utility_vs_n_table(_utility_records(), tmp_path)
+    t = pd.read_csv(path)
+    assert list(t.mechanism) == ["pca", "ppca", "random"]  # the paper's order
+    ppca = t[t.mechanism == "ppca"].iloc[0]
+    assert ppca.q_F_mean == pytest.approx(0.3)
+    # the table keeps 6 decimals
+    assert ppca.q_F_sd == pytest.approx(np.std([0.2, 0.4], ddof=1), abs=5e-7)
+    assert (ppca.records, ppca.converged, ppca.rhat_max) == (2, 1, 1.05)
+    assert t[t.mechanism == "pca"].iloc[0].q_F_sd == 0.0  # one record: no spread, not NaN
+    assert np.isnan(t[t.mechanism == "random"].iloc[0].converged)  # not sampled: no check
+
+
+def test_utility_vs_epsilon_table_is_keyed_by_epsilon(tmp_path):
+    df = _utility_records().assign(experiment="utility_vs_epsilon", epsilon_grid=0.5)
+    (path,) = tables.utility_vs_epsilon_table(df, tmp_path)
+    t = pd.read_csv(path)
+    assert set(t.epsilon) == {0.5} and len(t) == 3
+
+
+def test_sampler_convergence_reads_F_at_half_and_final_iterations(tmp_path):
+    T = np.array([100, 200, 300, 400])
+    F = np.array([[0.5, 0.2, 0.1, 0.05], [0.4, 0.3, 0.08, 0.06]])
+    df = pd.DataFrame(
+        [
+            {
+                "experiment": "gibbs_convergence",
+                "dataset": "toy",
+                "sampler": "gibbs",
+                "timestamp": "t",
+                "traces.iterations": T,
+                "traces.log_F": list(np.log(F)),
+                "rhat": 1.001,
+                "concentration": 7.0,
+            }
+        ]
+    )
+    (path,) = tables.sampler_convergence_table(df, tmp_path)
+    row = pd.read_csv(path).iloc[0]
+    assert (row.T_half, row.F_min_half, row.F_max_half) == (200, 0.2, 0.3)
+    assert (row.T_final, row.F_min_final, row.F_max_final) == (400, 0.05, 0.06)
+    assert row.chains == 2
+
+
+def test_missing_experiments_draw_nothing(tmp_path):
+    empty = pd.DataFrame({"experiment": ["table1"]})
+    assert tables.utility_vs_n_table(empty, tmp_path) is None
+    assert tables.utility_vs_epsilon_table(empty, tmp_path) is None
+    assert tables.sampler_convergence_table(empty, tmp_path) is None
