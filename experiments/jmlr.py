@@ -227,6 +227,22 @@ def _group_extra_params(cfg: DictConfig) -> dict:
     return {} if spi is None else {"sweeps_per_iteration": int(spi)}
 
 
+def regroup_release(cfg: DictConfig, data: PreparedData, record: dict) -> dict:
+    """The fields of a utility_vs_n PPCA release made in a restarts-as-chains group, recomputed by
+    running its whole group again (``record["group_restarts"]``, each with its own stream): the
+    record's release is bit for bit that of its restart's single chain, and its split-R̂ and ESS
+    were computed across the group's chains, so replaying the group reproduces both.
+
+    ``cfg`` is the record's resolved configuration and ``data`` its data subset."""
+    n, subset, restart = int(record["n"]), int(record["subset"]), int(record["restart"])
+    group = [int(r) for r in record["group_restarts"]]
+    streams = [mechanism_stream(cfg.seed, subset, r, n) for r in group]
+    out = _ppca_group_releases(cfg, data, streams)[group.index(restart)]
+    fields = output_fields(cfg, out, data, out.diagnostics["seconds"])
+    fields["mechanism_stream"] = list(streams[group.index(restart)])
+    return fields
+
+
 _WORKER_DATASET: dict = {}
 
 

@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from mechanisms import PreparedData
 
 from .errors import UserError
+from .jmlr import regroup_release
 from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
 from .records import (
@@ -112,7 +113,9 @@ def run_table1(cfg: DictConfig) -> dict:
 def rerun(cfg: DictConfig) -> dict:
     """``python run.py +rerun=<record id>``: re-run a stored record and check it bit for bit.
 
-    The record's resolved config, data-subset stream and mechanism stream are replayed with
+    The record's resolved config, data-subset stream and mechanism stream are replayed (a PPCA
+    release made as one chain of a restarts-as-chains group, by running its whole group again:
+    :func:`experiments.jmlr.regroup_release`) with
     :data:`~experiments.threads.PINNED_BLAS_THREADS` BLAS threads (as every experiment runs); the
     raw data files' checksums must match the ones recorded.  Prints one JSON line with
     ``reproduced`` (every recomputed field, timings aside, equals the record's).  A record that
@@ -132,6 +135,13 @@ def rerun(cfg: DictConfig) -> dict:
         raise UserError(
             f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
             f"(experiment {rec.get('experiment')!r})"
+        )
+    if rec.get("experiment") == "classification":
+        raise UserError(
+            f"record {cfg.rerun} is a classification record: +rerun replays a mechanism's run on "
+            "its data (experiments single, utility_vs_n, utility_vs_epsilon), not a classifier "
+            "trained on a split; run the classification experiment again into another "
+            "results_dir to compare"
         )
     old = OmegaConf.create(rec["config"])
     with pinned_blas():  # synthetic data sets are drawn with BLAS too
@@ -153,7 +163,10 @@ def rerun(cfg: DictConfig) -> dict:
         if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
             X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
         data = PreparedData(X, clip=bool(old.clip_rows))
-        fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
+        if rec.get("restarts_as_chains"):  # released from a group of chains: replay the group
+            fields = regroup_release(old, data, rec)
+        else:
+            fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
         now = blas_provenance()
     diffs = differences(rec, fields)
     result = {

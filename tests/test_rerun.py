@@ -306,3 +306,74 @@ def test_the_line_names_a_change_of_the_svm_fit_of_repeated_rows():
     old = hand_record()  # fitted every row: no svm_duplicates field
     causes = known_causes(old, NOW, VERSIONS, "abc", {"svm_duplicates": "weighted"})
     assert any("repeated rows differ" in c and "weighted" in c for c in causes)
+
+
+#: PPCA restarts released as the chains of one group (as paper scale runs them), on a small data set
+GROUPED = [
+    "experiment=utility_vs_n",
+    "scale=smoke",
+    "dataset=spiked",
+    "dataset.params.d=12",
+    "dataset.size=1200",
+    "mechanism=ppca",
+    "k=2",
+    "seed=0",
+    "quiet=true",
+    "++scale.ppca_restarts_as_chains=true",
+    "++scale.restarts.ppca=3",
+    "++scale.n_points=1",
+]
+
+
+@pytest.fixture(scope="module")
+def grouped_store(tmp_path_factory):
+    store = tmp_path_factory.mktemp("grouped")
+    run_experiment(compose_cfg([*GROUPED, f"results_dir={store}"]))
+    records = [json.loads(p.read_text()) for p in (store / "records").glob("*.json")]
+    grouped = [r for r in records if r.get("restarts_as_chains")]
+    assert len(grouped) == 3 and all(r["group_restarts"] == [0, 1, 2] for r in grouped)
+    return store, grouped
+
+
+def test_a_restart_released_from_a_group_of_chains_reruns_bit_for_bit(grouped_store, capsys):
+    """The release is one chain of the group and its split-R̂ was computed across the group: the rerun
+    replays the whole group, so both the release and its diagnostics are reproduced."""
+    store, grouped = grouped_store
+    middle = next(r for r in grouped if r["restart"] == 1)
+    result = rerun(
+        compose_cfg([f"results_dir={store}", f"+rerun={middle['record_id']}", "quiet=true"])
+    )
+    capsys.readouterr()
+    assert result["reproduced"] is True and result["differences"] == []
+
+
+def test_a_grouped_restart_whose_release_differs_fails(grouped_store, tmp_path, capsys):
+    """The teeth: the same record with another restart's released matrix does not reproduce."""
+    _store, grouped = grouped_store
+    first, second = sorted(grouped, key=lambda r: r["restart"])[:2]
+    assert first["components_sha256"] != second["components_sha256"]
+    copy_record(first, tmp_path / "swapped", components_sha256=second["components_sha256"])
+    with pytest.raises(NotReproduced, match="components_sha256"):
+        rerun(
+            compose_cfg(
+                [f"results_dir={tmp_path / 'swapped'}", f"+rerun={first['record_id']}", "quiet=true"]
+            )
+        )
+    capsys.readouterr()
+
+
+def test_a_classification_record_is_refused_with_one_line(tmp_path, capsys):
+    record = {
+        "record_id": "0123456789abcdef0123",
+        "experiment": "classification",
+        "mechanism": "ppca",
+        "mechanism_stream": [0, 1, 2],
+        "config": {},
+    }
+    copy_record(record, tmp_path / "store")
+    task = report_user_errors(run_experiment)
+    with pytest.raises(SystemExit) as exit_status:
+        task(compose_cfg([f"results_dir={tmp_path / 'store'}", f"+rerun={record['record_id']}"]))
+    assert exit_status.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "is a classification record" in line and "run the classification experiment" in line
