@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
@@ -424,24 +425,23 @@ def classification_protocol(cfg: DictConfig) -> dict:
     return proto
 
 
-def run_classification(cfg: DictConfig) -> dict:
-    """Table 2 (JMLR 2013 section 6.4): half the data (hold-out) -> subspace; project the rest;
-    10% trains and tunes the classifier (:func:`fit_classifier`), 90% tests.
-    ``permutations x projections`` rounds.
+@dataclass(frozen=True)
+class ClassificationTask:
+    """What every round of a classification experiment shares: the data set, its features (after
+    ``drop_feature_prefixes``) and labels, the protocol and the mechanism's extra arguments."""
 
-    The protocol details the paper leaves open are configuration (``conf/experiment/classification.yaml``):
-    the classifier (libSVM's RBF workflow, its defaults, or a linear SVM), the feature scaling after
-    projection and, for the ``random`` mechanism, the reading of "uniformly generated random
-    projection"; all are in the run key.  Every record says whether each SVM fit converged
-    (``svm_fits``, ``svm_fits_converged``, ``svm_converged``); the summary refuses records whose fits
-    did not (:func:`require_converged`).  PPCA by MCMC with
-    ``scale.ppca_restarts_as_chains`` (paper scale): the missing releases of one permutation (they share
-    its hold-out half) are the chains of one :func:`mechanisms.ppca.ppca_restarts` call, each bit for bit
-    the single-chain release of its own stream, diagnosed across the group.  Every record also holds the
-    accuracy of always predicting the training majority label (footnote 1: on census and insurance
-    the projected classifier does no better than that).
-    """
-    dataset = load_configured(cfg.dataset, cfg.data_dir)
+    dataset: object
+    X_all: np.ndarray
+    y_all: np.ndarray
+    positive: str
+    proto: dict
+    mech_kwargs: dict
+
+
+def classification_task(cfg: DictConfig, dataset=None) -> ClassificationTask:
+    """The shared part of :func:`run_classification` (``dataset`` loaded from ``cfg`` when None)."""
+    if dataset is None:
+        dataset = load_configured(cfg.dataset, cfg.data_dir)
     if dataset.y is None:
         raise ValueError(f"dataset {dataset.name} has no labels for classification")
     positive = cfg.experiment.positive_label or POSITIVE_LABEL.get(dataset.name)
@@ -464,6 +464,99 @@ def run_classification(cfg: DictConfig) -> dict:
         if len(keep) == len(names):
             raise ValueError(f"no feature starts with {proto['drop_feature_prefixes']}")
         X_all = np.ascontiguousarray(X_all[:, keep])
+    mech_kwargs = {} if proto["random_entries"] is None else {"entries": proto["random_entries"]}
+    if proto["random_projection"] == "raw":
+        mech_kwargs["return_matrix"] = True  # the raw (non-orthonormal) matrix is the projection
+    return ClassificationTask(dataset, X_all, y_all, str(positive), proto, mech_kwargs)
+
+
+def classification_round(
+    task: ClassificationTask, out, p: int, j: int, train, test, fitted: dict
+) -> dict:
+    """Round (permutation ``p``, projection ``j``): project the training and test rows onto the
+    mechanism's output, fit the classifier (its random state is the permutation, so a projection
+    seen before in this permutation, kept in ``fitted``, gives the same fit) and return the round's
+    record fields."""
+    proto, X_all, y_all = task.proto, task.X_all, task.y_all
+    # the raw random matrix (not orthonormal) only when the protocol asks for it
+    P = out.release["projection_matrix"] if proto["random_projection"] == "raw" else out.components
+    Z_train, Z_test = X_all[train] @ P, X_all[test] @ P
+    if np.unique(y_all[train]).size < 2:
+        raise ValueError("training split has a single class; use more rows")
+    digest = P.tobytes()
+    if digest not in fitted:
+        model, fit_fields = fit_classifier(proto, Z_train, y_all[train], random_state=int(p))
+        fitted[digest] = (float(model.score(Z_test, y_all[test])), fit_fields)
+    acc, fit_fields = fitted[digest]
+    return dict(
+        subset=p,
+        restart=j,
+        accuracy=acc,
+        **fit_fields,
+        majority_accuracy=majority_label_accuracy(y_all[train], y_all[test]),
+        positive_rate_test=float(np.mean(y_all[test])),
+        n_train=int(len(train)),
+        n_test=int(len(test)),
+        positive_label=task.positive,
+        d_classified=int(X_all.shape[1]),
+        **proto,
+    )
+
+
+def _group_release_fields(cfg, data: PreparedData, out, share: float, group, stream) -> dict:
+    """Record fields of one release of a restarts-as-chains group."""
+    fields = output_fields(cfg, out, data, share)
+    fields.update(
+        restarts_as_chains=True, group_restarts=list(group), mechanism_stream=list(stream)
+    )
+    return fields
+
+
+def replay_classification(cfg: DictConfig, record: dict, dataset) -> dict:
+    """The fields of a classification record recomputed from its configuration: the permutation's
+    split, the mechanism's release on its hold-out half (a PPCA release made in a restarts-as-chains
+    group by running its whole group again), the projection and the classifier."""
+    task = classification_task(cfg, dataset)
+    p, j = int(record["subset"]), int(record["restart"])
+    max_rows = cfg.scale.classification.max_rows
+    hold, train, test = classification_split(task.X_all.shape[0], cfg.seed, p, max_rows)
+    holdout = PreparedData(task.X_all[hold], clip=bool(cfg.clip_rows))
+    if record.get("restarts_as_chains"):
+        group = [int(r) for r in record["group_restarts"]]
+        streams = [mechanism_stream(cfg.seed, p, r) for r in group]
+        out = _ppca_group_releases(cfg, holdout, streams)[group.index(j)]
+        fields = _group_release_fields(
+            cfg, holdout, out, out.diagnostics["seconds"], group, streams[group.index(j)]
+        )
+    else:
+        mech = configured_mechanism(cfg)
+        rng = mechanism_rng(cfg.seed, p, j)
+        out = mech(holdout, int(cfg.k), rng=rng, clip=bool(cfg.clip_rows), **task.mech_kwargs)
+        fields = output_fields(cfg, out, holdout)
+    fields.update(classification_round(task, out, p, j, train, test, {}))
+    return fields
+
+
+def run_classification(cfg: DictConfig) -> dict:
+    """Table 2 (JMLR 2013 section 6.4): half the data (hold-out) -> subspace; project the rest;
+    10% trains and tunes the classifier (:func:`fit_classifier`), 90% tests.
+    ``permutations x projections`` rounds.
+
+    The protocol details the paper leaves open are configuration (``conf/experiment/classification.yaml``):
+    the classifier (libSVM's RBF workflow, its defaults, or a linear SVM), the feature scaling after
+    projection and, for the ``random`` mechanism, the reading of "uniformly generated random
+    projection"; all are in the run key.  Every record says whether each SVM fit converged
+    (``svm_fits``, ``svm_fits_converged``, ``svm_converged``); the summary refuses records whose fits
+    did not (:func:`require_converged`).  PPCA by MCMC with
+    ``scale.ppca_restarts_as_chains`` (paper scale): the missing releases of one permutation (they share
+    its hold-out half) are the chains of one :func:`mechanisms.ppca.ppca_restarts` call, each bit for bit
+    the single-chain release of its own stream, diagnosed across the group.  Every record also holds the
+    accuracy of always predicting the training majority label (footnote 1: on census and insurance
+    the projected classifier does no better than that).  :func:`replay_classification` recomputes
+    one record (``+rerun``).
+    """
+    task = classification_task(cfg)
+    dataset, X_all, proto = task.dataset, task.X_all, task.proto
     max_rows = cfg.scale.classification.max_rows
     store = ResultStore(results_root(cfg))
     perms, projs = (
@@ -475,11 +568,6 @@ def run_classification(cfg: DictConfig) -> dict:
         total=perms * projs, desc=f"{cfg.mechanism.name} classification", enable=cfg.progress
     )
     mech = configured_mechanism(cfg)
-    mech_kwargs = {} if proto["random_entries"] is None else {"entries": proto["random_entries"]}
-    if proto["random_projection"] == "raw":
-        mech_kwargs["return_matrix"] = (
-            True  # the raw (non-orthonormal) matrix is used as the projection
-        )
     # PPCA by MCMC with scale.ppca_restarts_as_chains (paper scale): the projections of one permutation
     # share the hold-out data, so its missing releases are the chains of one ppca_restarts call
     grouped = _restarts_as_chains(cfg)
@@ -487,7 +575,7 @@ def run_classification(cfg: DictConfig) -> dict:
         hold, train, test = classification_split(X_all.shape[0], cfg.seed, p, max_rows)
         holdout = None
         key_extra = dict(
-            positive_label=str(positive),
+            positive_label=task.positive,
             max_rows=None if not max_rows else int(max_rows),
             d_classified=int(X_all.shape[1]),
             **proto,
@@ -521,11 +609,8 @@ def run_classification(cfg: DictConfig) -> dict:
                 out = group_outs[j]
                 share = group_data_seconds / len(group_outs) + out.diagnostics["seconds"]
                 t0 -= share  # this release's share of the group's data and chains, in its wall time
-                fields = output_fields(cfg, out, holdout, share)
-                fields.update(
-                    restarts_as_chains=True,
-                    group_restarts=sorted(group_outs),
-                    mechanism_stream=list(mechanism_stream(cfg.seed, p, j)),
+                fields = _group_release_fields(
+                    cfg, holdout, out, share, sorted(group_outs), mechanism_stream(cfg.seed, p, j)
                 )
             else:
                 if holdout is None:
@@ -535,40 +620,10 @@ def run_classification(cfg: DictConfig) -> dict:
                     int(cfg.k),
                     rng=mechanism_rng(cfg.seed, p, j),
                     clip=bool(cfg.clip_rows),
-                    **mech_kwargs,
+                    **task.mech_kwargs,
                 )
                 fields = output_fields(cfg, out, holdout, time.perf_counter() - t0)
-            # the raw random matrix (not orthonormal) only when the protocol asks for it
-            P = (
-                out.release["projection_matrix"]
-                if proto["random_projection"] == "raw"
-                else out.components
-            )
-            Z_train, Z_test = X_all[train] @ P, X_all[test] @ P
-            if np.unique(y_all[train]).size < 2:
-                raise ValueError("training split has a single class; use more rows")
-            # the classifier is deterministic given the projection (its random state is the permutation):
-            # a projection seen before in this permutation (non-private PCA's) gives the same fit
-            digest = P.tobytes()
-            if digest not in fitted:
-                model, fit_fields = fit_classifier(
-                    proto, Z_train, y_all[train], random_state=int(p)
-                )
-                fitted[digest] = (float(model.score(Z_test, y_all[test])), fit_fields)
-            acc, fit_fields = fitted[digest]
-            fields.update(
-                subset=p,
-                restart=j,
-                accuracy=acc,
-                **fit_fields,
-                majority_accuracy=majority_label_accuracy(y_all[train], y_all[test]),
-                positive_rate_test=float(np.mean(y_all[test])),
-                n_train=int(len(train)),
-                n_test=int(len(test)),
-                positive_label=str(positive),
-                d_classified=int(X_all.shape[1]),
-                **proto,
-            )
+            fields.update(classification_round(task, out, p, j, train, test, fitted))
             written += write_record(
                 store, cfg, dataset, holdout.X, fields, time.perf_counter() - t0, key
             ).written

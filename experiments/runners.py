@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from mechanisms import PreparedData
 
 from .errors import UserError
-from .jmlr import regroup_release
+from .jmlr import regroup_release, replay_classification
 from .loading import load_configured, subsample
 from .provenance import git_commit, package_versions
 from .records import (
@@ -110,12 +110,25 @@ def run_table1(cfg: DictConfig) -> dict:
     return summary
 
 
+def _replay_mechanism(cfg: DictConfig, rec: dict, dataset) -> dict:
+    """The fields of a mechanism's run on (a subset of) the data set, recomputed (a PPCA release
+    made as one chain of a restarts-as-chains group by running its whole group again)."""
+    X = dataset.X
+    if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
+        X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
+    data = PreparedData(X, clip=bool(cfg.clip_rows))
+    if rec.get("restarts_as_chains"):
+        return regroup_release(cfg, data, rec)
+    return evaluate_mechanism(cfg, data, rec["mechanism_stream"])
+
+
 def rerun(cfg: DictConfig) -> dict:
     """``python run.py +rerun=<record id>``: re-run a stored record and check it bit for bit.
 
     The record's resolved config, data-subset stream and mechanism stream are replayed (a PPCA
     release made as one chain of a restarts-as-chains group, by running its whole group again:
-    :func:`experiments.jmlr.regroup_release`) with
+    :func:`experiments.jmlr.regroup_release`; a classification record with its split, release and
+    classifier: :func:`experiments.jmlr.replay_classification`) with
     :data:`~experiments.threads.PINNED_BLAS_THREADS` BLAS threads (as every experiment runs); the
     raw data files' checksums must match the ones recorded.  Prints one JSON line with
     ``reproduced`` (every recomputed field, timings aside, equals the record's).  A record that
@@ -131,17 +144,11 @@ def rerun(cfg: DictConfig) -> dict:
         rec = store.get(str(cfg.rerun))
     except KeyError as exc:
         raise UserError(f"+rerun: {exc.args[0]}") from None
-    if "mechanism_stream" not in rec or "config" not in rec:
+    classification = rec.get("experiment") == "classification"
+    if "config" not in rec or not (classification or "mechanism_stream" in rec):
         raise UserError(
             f"record {cfg.rerun} holds no mechanism stream/config: it cannot be re-run "
             f"(experiment {rec.get('experiment')!r})"
-        )
-    if rec.get("experiment") == "classification":
-        raise UserError(
-            f"record {cfg.rerun} is a classification record: +rerun replays a mechanism's run on "
-            "its data (experiments single, utility_vs_n, utility_vs_epsilon), not a classifier "
-            "trained on a split; run the classification experiment again into another "
-            "results_dir to compare"
         )
     old = OmegaConf.create(rec["config"])
     with pinned_blas():  # synthetic data sets are drawn with BLAS too
@@ -159,14 +166,10 @@ def rerun(cfg: DictConfig) -> dict:
                 f"record {rec['record_id']} cannot be re-run: its raw data files differ from the "
                 f"ones recorded ({', '.join(changed)})"
             )
-        X = dataset.X
-        if rec.get("subset_stream") is not None and rec["n"] != X.shape[0]:
-            X, _, _ = subsample(X, rec["n"], np.random.default_rng(rec["subset_stream"]))
-        data = PreparedData(X, clip=bool(old.clip_rows))
-        if rec.get("restarts_as_chains"):  # released from a group of chains: replay the group
-            fields = regroup_release(old, data, rec)
+        if classification:  # the split, the release on its hold-out half and the classifier
+            fields = replay_classification(old, rec, dataset)
         else:
-            fields = evaluate_mechanism(old, data, rec["mechanism_stream"])
+            fields = _replay_mechanism(old, rec, dataset)
         now = blas_provenance()
     diffs = differences(rec, fields)
     result = {
