@@ -390,20 +390,28 @@ def classification_store(tmp_path_factory):
         warnings.simplefilter("ignore")  # 60 iterations: the diagnostics may fail, recorded
         run_experiment(compose_cfg([*base, *grouped]))
         run_experiment(compose_cfg([*base, "mechanism=random"]))
-    return store, [json.loads(p.read_text()) for p in (store / "records").glob("*.json")]
+    records = [json.loads(p.read_text()) for p in (store / "records").glob("*.json")]
+    return store, records, data
 
 
 @pytest.mark.parametrize("mechanism", ["ppca", "random"])
 def test_a_classification_record_reruns_bit_for_bit(classification_store, mechanism, capsys):
     """The permutation's split, the release on its hold-out half (a grouped PPCA release by running
     its group again) and the classifier are replayed: accuracy, fits and release all agree."""
-    store, records = classification_store
+    store, records, data = classification_store
     record = next(r for r in records if r["mechanism"] == mechanism and r["restart"] == 1)
     assert bool(record.get("restarts_as_chains")) == (mechanism == "ppca")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = rerun(
-            compose_cfg([f"results_dir={store}", f"+rerun={record['record_id']}", "quiet=true"])
+            compose_cfg(
+                [
+                    f"results_dir={store}",
+                    f"data_dir={data}",  # the fixture's files, whatever PRIVPCA_DATA_DIR says
+                    f"+rerun={record['record_id']}",
+                    "quiet=true",
+                ]
+            )
         )
     capsys.readouterr()
     assert result["reproduced"] is True and result["differences"] == []
@@ -412,11 +420,17 @@ def test_a_classification_record_reruns_bit_for_bit(classification_store, mechan
 def test_a_classification_record_with_another_accuracy_fails(
     classification_store, tmp_path, capsys
 ):
-    _store, records = classification_store
+    _store, records, data = classification_store
     record = next(r for r in records if r["mechanism"] == "random")
     copy_record(record, tmp_path / "tampered", accuracy=record["accuracy"] - 1e-4)
     with pytest.raises(NotReproduced, match=r"accuracy \(by 0\.0001\)"):
         rerun(
-            compose_cfg([f"results_dir={tmp_path / 'tampered'}", f"+rerun={record['record_id']}"])
+            compose_cfg(
+                [
+                    f"results_dir={tmp_path / 'tampered'}",
+                    f"data_dir={data}",
+                    f"+rerun={record['record_id']}",
+                ]
+            )
         )
     capsys.readouterr()
