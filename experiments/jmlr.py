@@ -228,20 +228,36 @@ def _group_extra_params(cfg: DictConfig) -> dict:
     return {} if spi is None else {"sweeps_per_iteration": int(spi)}
 
 
-def regroup_release(cfg: DictConfig, data: PreparedData, record: dict) -> dict:
-    """The fields of a utility_vs_n PPCA release made in a restarts-as-chains group, recomputed by
-    running its whole group again (``record["group_restarts"]``, each with its own stream): the
-    record's release is bit for bit that of its restart's single chain, and its split-R̂ and ESS
+def _group_release_fields(cfg, data: PreparedData, out, share: float, group, stream) -> dict:
+    """Record fields of one release of a restarts-as-chains group."""
+    fields = output_fields(cfg, out, data, share)
+    fields.update(
+        restarts_as_chains=True, group_restarts=list(group), mechanism_stream=list(stream)
+    )
+    return fields
+
+
+def replay_group_release(cfg: DictConfig, data: PreparedData, record: dict, stream_of) -> tuple:
+    """(output, record fields) of a PPCA release made in a restarts-as-chains group, recomputed by
+    running its whole group again (``record["group_restarts"]``, restart r with stream
+    ``stream_of(r)``): the record's release is bit for bit that of its restart's single chain, and its split-R̂ and ESS
     were computed across the group's chains, so replaying the group reproduces both.
 
-    ``cfg`` is the record's resolved configuration and ``data`` its data subset."""
-    n, subset, restart = int(record["n"]), int(record["subset"]), int(record["restart"])
+    ``cfg`` is the record's resolved configuration and ``data`` the data its group ran on."""
     group = [int(r) for r in record["group_restarts"]]
-    streams = [mechanism_stream(cfg.seed, subset, r, n) for r in group]
-    out = _ppca_group_releases(cfg, data, streams)[group.index(restart)]
-    fields = output_fields(cfg, out, data, out.diagnostics["seconds"])
-    fields["mechanism_stream"] = list(streams[group.index(restart)])
-    return fields
+    streams = [stream_of(r) for r in group]
+    i = group.index(int(record["restart"]))
+    out = _ppca_group_releases(cfg, data, streams)[i]
+    return out, _group_release_fields(cfg, data, out, out.diagnostics["seconds"], group, streams[i])
+
+
+def regroup_release(cfg: DictConfig, data: PreparedData, record: dict) -> dict:
+    """A utility_vs_n PPCA release of a restarts-as-chains group, recomputed
+    (:func:`replay_group_release`; ``data`` is the record's data subset)."""
+    n, subset = int(record["n"]), int(record["subset"])
+    return replay_group_release(
+        cfg, data, record, lambda r: mechanism_stream(cfg.seed, subset, r, n)
+    )[1]
 
 
 _WORKER_DATASET: dict = {}
@@ -265,15 +281,14 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
     store = ResultStore(results_root(cfg))
     written = 0
     for r, st, out in zip(missing, streams, outs):
-        fields = output_fields(cfg, out, data, out.diagnostics["seconds"])
-        fields["mechanism_stream"] = list(st)
+        fields = _group_release_fields(
+            cfg, data, out, out.diagnostics["seconds"], list(map(int, missing)), st
+        )
         fields.update(
             n=int(n),
             subset=int(subset),
             restart=int(r),
             subset_stream=stream,
-            restarts_as_chains=True,
-            group_restarts=list(map(int, missing)),
             group_data_seconds=t_data,
         )
         key = _group_key(cfg, n, subset, r)
@@ -503,15 +518,6 @@ def classification_round(
     )
 
 
-def _group_release_fields(cfg, data: PreparedData, out, share: float, group, stream) -> dict:
-    """Record fields of one release of a restarts-as-chains group."""
-    fields = output_fields(cfg, out, data, share)
-    fields.update(
-        restarts_as_chains=True, group_restarts=list(group), mechanism_stream=list(stream)
-    )
-    return fields
-
-
 def replay_classification(cfg: DictConfig, record: dict, dataset) -> dict:
     """The fields of a classification record recomputed from its configuration: the permutation's
     split, the mechanism's release on its hold-out half (a PPCA release made in a restarts-as-chains
@@ -522,11 +528,8 @@ def replay_classification(cfg: DictConfig, record: dict, dataset) -> dict:
     hold, train, test = classification_split(task.X_all.shape[0], cfg.seed, p, max_rows)
     holdout = PreparedData(task.X_all[hold], clip=bool(cfg.clip_rows))
     if record.get("restarts_as_chains"):
-        group = [int(r) for r in record["group_restarts"]]
-        streams = [mechanism_stream(cfg.seed, p, r) for r in group]
-        out = _ppca_group_releases(cfg, holdout, streams)[group.index(j)]
-        fields = _group_release_fields(
-            cfg, holdout, out, out.diagnostics["seconds"], group, streams[group.index(j)]
+        out, fields = replay_group_release(
+            cfg, holdout, record, lambda r: mechanism_stream(cfg.seed, p, r)
         )
     else:
         mech = configured_mechanism(cfg)
