@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy import integrate, special, stats
 
 from mechanisms.bingham import (
@@ -24,6 +25,7 @@ from mechanisms.bingham import (
     sample_vector_bingham,
     vonmises_draw,
 )
+from mechanisms.bingham.givens import KAPPA_GAUSSIAN_ENVELOPE, _sin_half_vonmises
 
 ALPHA = 1e-3
 
@@ -356,7 +358,7 @@ def test_chains_can_start_from_given_frames(sampler):
     assert np.array_equal(res["V"], again["V"])
 
 
-@pytest.mark.parametrize("kappa", [0.0, 1e-6, 0.7, 40.0, 3e4])
+@pytest.mark.parametrize("kappa", [0.0, 1e-6, 0.7, 24.9, 25.0, 40.0, 3e4])
 def test_givens_angle_law(kappa):
     """``givens_angle``'s trig-free (cos θ, sin θ): 2θ ~ von Mises(μ, κ) and θ + π as likely as θ.
 
@@ -374,6 +376,67 @@ def test_givens_angle_law(kappa):
     else:
         assert ks_p(wrapped, stats.vonmises(kappa).cdf) > ALPHA
     assert abs(np.mean(cs[:, 0] > 0) - 0.5) < 4 * np.sqrt(0.25 / 4000)
+
+
+@njit
+def _mean_cos_of_givens_angles(a, cij, n, state):
+    """Mean of cos(2θ − μ) over n draws of ``givens_angle`` (μ = atan2(c_ij, a))."""
+    kappa = np.sqrt(a * a + cij * cij)
+    cmu, smu = a / kappa, cij / kappa
+    total = 0.0
+    for _ in range(n):
+        ct, st = givens_angle(a, cij, state, 0)
+        c2, s2 = ct * ct - st * st, 2.0 * ct * st  # cos 2θ, sin 2θ
+        total += c2 * cmu + s2 * smu
+    return total / n
+
+
+@njit
+def _sin_half_draws(kappa, y0_sd, n, state):
+    out = np.empty(n)
+    for t in range(n):
+        out[t] = _sin_half_vonmises(kappa, y0_sd, state, 0)
+    return out
+
+
+def _vonmises_mean_cos(kappa):
+    """⟨cos X⟩ = I₁(κ)/I₀(κ) and the standard deviation of cos X, X ~ vM(0, κ)."""
+    m1 = special.i1e(kappa) / special.i0e(kappa)
+    m2 = 0.5 * (1.0 + special.ive(2, kappa) / special.i0e(kappa))  # ⟨cos² X⟩
+    return m1, np.sqrt(m2 - m1 * m1)
+
+
+@pytest.mark.parametrize("kappa", [3.0, 24.9, 25.0, 31.0, 400.0, 3e4])
+def test_givens_angle_mean_cosine(kappa):
+    """⟨cos(2θ − μ)⟩ = I₁(κ)/I₀(κ) to 4 standard errors over 10⁶ draws, on each side of the switch
+    from Best–Fisher to the Gaussian envelope (κ = 25).  The test sees a missing Jacobian: drawing
+    sin(X/2) from the plain Gaussian e^{−2κy²} moves the mean by about 177/κ standard errors (1/(8κ²)
+    against a standard error of 1/(√2 κ 1000)): 6.4 at κ = 25 and 4.9 at κ = 31 (simulated), hence
+    those two values; far above the switch the Gaussian is too close to the law for a moment to tell."""
+    assert KAPPA_GAUSSIAN_ENVELOPE == 25.0
+    state = kernel_states([np.random.default_rng(int(kappa * 10) + 1)])
+    n = 1_000_000
+    mu = -2.0
+    mean = _mean_cos_of_givens_angles(kappa * np.cos(mu), kappa * np.sin(mu), n, state)
+    m1, sd = _vonmises_mean_cos(kappa)
+    assert abs(mean - m1) < 4 * sd / np.sqrt(n)
+
+
+@pytest.mark.parametrize("kappa", [25.0, 300.0])
+def test_sin_half_vonmises_tail_part(kappa):
+    """The envelope's second part (|y| > y0, arcsine proposals) is exact: with y0 one standard
+    deviation of the Gaussian proposal instead of five, it is drawn about a third of the time
+    (instead of below 2·10⁻⁵), and X = 2 asin(y) must still be von Mises: KS at ALPHA on 20,000
+    draws, and ⟨cos X⟩ = ⟨1 − 2y²⟩ = I₁(κ)/I₀(κ) to 4 standard errors."""
+    state = kernel_states([np.random.default_rng(17)])
+    y = _sin_half_draws(kappa, 1.0, 20_000, state)
+    assert np.all(np.abs(y) < 1.0)
+    x = 2.0 * np.arcsin(y)
+    assert ks_p(x, stats.vonmises(kappa).cdf) > ALPHA
+    m1, sd = _vonmises_mean_cos(kappa)
+    assert abs(np.mean(1.0 - 2.0 * y * y) - m1) < 4 * sd / np.sqrt(y.size)
+    # the second part is used: a fraction of the draws lies beyond y0 = 1/(2√κ)
+    assert np.mean(np.abs(y) > 0.5 / np.sqrt(kappa)) > 0.2
 
 
 # ---------------------------------------------------------------- null-space reduction of the Givens chain

@@ -107,9 +107,10 @@ def test_print_record_gives_scripts_the_full_record_as_the_last_line(tmp_path):
 
 
 def test_a_warning_names_the_run_not_a_library_file(tmp_path):
-    """Smoke-scale PPCA (200 iterations) does not pass its convergence check: the warning is one line
-    naming the user's overrides, not a Hydra or library source file."""
-    proc = run(["mechanism=ppca", "n=2000", "seed=4"], tmp_path)
+    """PPCA with 20 iterations cannot pass its convergence check (10 draws per chain after burn-in,
+    fewer than the 100 effective draws per chain it asks for): the warning is one line naming the
+    user's overrides, not a Hydra or library source file."""
+    proc = run(["mechanism=ppca", "mechanism.fn.iterations=20", "n=2000", "seed=4"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     warning_lines = [x for x in proc.stderr.splitlines() if "warning" in x.lower()]
     assert warning_lines, proc.stderr

@@ -19,9 +19,10 @@ The conditional is explicit.  With C = QᵀBQ, rotating column i against a compl
 changes v_i into cos θ v_i + sin θ w_j and
     v_iᵀBv_i = (c_ii + c_jj)/2 + (c_ii − c_jj)/2 · cos 2θ + c_ij · sin 2θ,
 so 2θ (mod 2π) is von Mises with κ = ‖(a, c_ij)‖, μ = atan2(c_ij, a), a = (c_ii − c_jj)/2, and
-θ = φ/2 or φ/2 + π with probability ½ each (the law of θ has period π).  The von Mises draw is the
-exact Best–Fisher (1979) rejection sampler (no wrapped-normal shortcut at large κ);
-:func:`givens_angle` turns it into (cos θ, sin θ) by the angle-sum and half-angle formulas, without
+θ = φ/2 or φ/2 + π with probability ½ each (the law of θ has period π).  The von Mises draw is
+exact: Best–Fisher's (1979) rejection sampler for κ < 25, and above it a rejection sampler for
+sin(X/2) with a Gaussian envelope (no wrapped-normal shortcut at large κ); :func:`givens_angle`
+turns either into (cos θ, sin θ) by the angle-sum and half-angle formulas, without
 atan2/asin/cos/sin.  A rotation between two columns of V leaves tr(VᵀBV) unchanged, so its θ is
 uniform on [0, 2π): these moves only spin the frame (they help the F_k statistic, not q_F).
 
@@ -51,9 +52,15 @@ import math
 import numpy as np
 
 from ._numba import njit
-from .streams import uniform
+from .streams import standard_normal, uniform
 
-__all__ = ["GIBBS_SWEEPS_PER_ITERATION", "givens_angle", "givens_sweeps", "vonmises_draw"]
+__all__ = [
+    "GIBBS_SWEEPS_PER_ITERATION",
+    "KAPPA_GAUSSIAN_ENVELOPE",
+    "givens_angle",
+    "givens_sweeps",
+    "vonmises_draw",
+]
 
 
 @njit(cache=True, inline="always")
@@ -77,7 +84,7 @@ def _accepts(Y, V):
     return Y > 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _vonmises_one_minus_cos(kappa, state, c):
     """1 − cos X for X ~ von Mises(0, κ), κ ≥ 1e-8 (Best & Fisher 1979; the sign of X is left to the
     caller, whose law is symmetric), drawn from chain c's stream.  Written in s − 1 and 1 − W so that
@@ -113,20 +120,54 @@ def vonmises_draw(mu, kappa, state, c):
     return mu + ang
 
 
-@njit(cache=True)
-def givens_angle(a, cij, state, c):
-    """(cos θ, sin θ) for the Givens move's angle: 2θ ~ von Mises(atan2(c_ij, a), κ = ‖(a, c_ij)‖) and
-    θ ∈ {φ/2, φ/2 + π} with probability ½ each (the law of θ has period π), without trigonometry,
-    drawn from chain c's stream (row c of the xoshiro states ``state``).
+#: κ from which :func:`givens_angle` draws by the Gaussian envelope on sin(X/2) (Best–Fisher below)
+KAPPA_GAUSSIAN_ENVELOPE = 25.0
+#: the Gaussian part of that envelope covers |y| ≤ y0 = 5 standard deviations of its proposal
+_Y0_SD = 5.0
+
+
+@njit(cache=True, inline="always")
+def _sin_half_vonmises(kappa, y0_sd, state, c):
+    """y = sin(X/2) for X ~ von Mises(0, κ), by rejection from a two-part envelope; needs
+    y0² = (y0_sd/(2√κ))² ≤ ½.
+
+    y ∈ (−1, 1] has density f(y) ∝ e^{−2κy²} (1 − y²)^{−1/2} (cos X = 1 − 2y², dX = 2 dy/√(1 − y²)).
+    With h = 1/(2√κ), y0 = y0_sd·h and F = 1 + y0² (≥ (1 − y0²)^{−1/2} for y0² ≤ 0.618):
+    f ≤ F e^{−2κy²} on |y| ≤ y0 (proposal y = h Z, Z standard normal, accepted with probability
+    (1 − y²)^{−1/2}/F), and f ≤ E (1 − y²)^{−1/2}, E = e^{−2κy0²} = e^{−y0_sd²/2}, on |y| > y0
+    (proposal y = sin(π(U − ½)), the arcsine law, accepted with probability e^{−2κ(y² − y0²)}).
+    Each part is drawn with probability proportional to its envelope's mass over the whole line
+    (F√(2π)h and πE), and a proposal outside its part is rejected, so an accepted y has density
+    ∝ f.  At y0_sd = 5 the second part is chosen with probability below 2·10⁻⁵ for κ ≤ 10⁶, and
+    a proposal is accepted with probability (1 + 1/(8κ) + O(κ⁻²))/F: 0.80 at κ = 25, 0.96 at κ = 150."""
+    h = 0.5 / math.sqrt(kappa)
+    y0 = y0_sd * h
+    y0sq = y0 * y0
+    envelope = 1.0 + y0sq
+    mass_tail = math.pi * math.exp(-0.5 * y0_sd * y0_sd)
+    mass_all = mass_tail + envelope * math.sqrt(2.0 * math.pi) * h
+    while True:
+        if uniform(state, c) * mass_all >= mass_tail:
+            y = h * standard_normal(state, c)
+            one_m_ysq = 1.0 - y * y
+            u = uniform(state, c) * envelope
+            if y * y <= y0sq and u * u * one_m_ysq <= 1.0:
+                return y
+        else:
+            y = math.sin(math.pi * (uniform(state, c) - 0.5))
+            if y * y > y0sq and uniform(state, c) <= math.exp(-2.0 * kappa * (y * y - y0sq)):
+                return y
+
+
+@njit(cache=True, inline="always")
+def _givens_angle_best_fisher(a, cij, kappa, state, c):
+    """(cos θ, sin θ) of :func:`givens_angle` with X drawn by Best–Fisher.
 
     With φ = μ + X, X ~ vM(0, κ): cos X = 1 − (1 − W) and |sin X| = √((1 − W)(1 + W)) from the
     Best–Fisher draw, one fair coin for the sign of X, cos μ = a/κ, sin μ = c_ij/κ, then the angle-sum
     formulas give (cos φ, sin φ) and the half-angle formulas (cos φ/2, sin φ/2) for φ taken in
     (−π, π] (cos φ/2 ≥ 0); a second fair coin adds π (negates both).  The two coins come from one
-    uniform: u < ½ and (u mod ½) < ¼ are independent fair coins.  Same law as drawing φ with
-    :func:`vonmises_draw` and taking cos/sin of θ (tested), at about half the cost.
-    """
-    kappa = math.sqrt(a * a + cij * cij)
+    uniform: u < ½ and (u mod ½) < ¼ are independent fair coins."""
     u = uniform(state, c)
     if kappa < 1e-8:  # uniform φ (no preferred direction)
         phi = math.pi * (2.0 * uniform(state, c) - 1.0)
@@ -156,6 +197,49 @@ def givens_angle(a, cij, state, c):
     u_mod_half = u - 0.5 if u >= 0.5 else u
     sign = math.copysign(1.0, u_mod_half - 0.25)
     return sign * cos_half, sign * sin_half
+
+
+@njit(cache=True, inline="always")
+def _givens_angle_gaussian_envelope(a, cij, kappa, state, c):
+    """(cos θ, sin θ) of :func:`givens_angle` with y = sin(X/2) drawn by
+    :func:`_sin_half_vonmises` (κ ≥ :data:`KAPPA_GAUSSIAN_ENVELOPE`).
+
+    θ = μ/2 + X/2 (+ π by a fair coin), μ = atan2(c_ij, a) taken in (−π, π] so that cos μ/2 ≥ 0:
+    (cos μ/2, sin μ/2) is the direction of (a + κ, c_ij) when a ≥ 0 and of (|c_ij|, sign(c_ij)(κ − a))
+    when a < 0 (tan μ/2 = c_ij/(κ + a) = (κ − a)/c_ij; each form free of cancellation on its side),
+    and (cos X/2, sin X/2) = (√(1 − y²), y); the law of y is symmetric, so X needs no sign coin."""
+    if a >= 0.0:
+        p = a + kappa
+        q = cij
+    else:
+        p = abs(cij)
+        q = math.copysign(kappa - a, cij)
+    inv_norm = 1.0 / math.sqrt(p * p + q * q)
+    cos_mu2 = p * inv_norm
+    sin_mu2 = q * inv_norm
+    y = _sin_half_vonmises(kappa, _Y0_SD, state, c)
+    cos_x2 = math.sqrt(1.0 - y * y)
+    sign = math.copysign(1.0, uniform(state, c) - 0.5)
+    return sign * (cos_mu2 * cos_x2 - sin_mu2 * y), sign * (sin_mu2 * cos_x2 + cos_mu2 * y)
+
+
+@njit(cache=True, inline="always")
+def givens_angle(a, cij, state, c):
+    """(cos θ, sin θ) for the Givens move's angle: 2θ ~ von Mises(atan2(c_ij, a), κ = ‖(a, c_ij)‖) and
+    θ ∈ {φ/2, φ/2 + π} with probability ½ each (the law of θ has period π), without inverse
+    trigonometry, drawn from chain c's stream (row c of the xoshiro states ``state``).
+
+    Below κ = :data:`KAPPA_GAUSSIAN_ENVELOPE` the von Mises deviate X = 2θ − μ is drawn by Best and
+    Fisher (1979) (:func:`_givens_angle_best_fisher`); from it on, sin(X/2) is drawn by rejection
+    from a Gaussian envelope (:func:`_sin_half_vonmises`), whose proposals are accepted with
+    probability 0.80 or more and cost one normal draw, no cosine and two divisions fewer.  Both
+    are exact; the law is tested on each side of the switch against the von Mises CDF and
+    ⟨cos X⟩ = I₁(κ)/I₀(κ).
+    """
+    kappa = math.sqrt(a * a + cij * cij)
+    if kappa < KAPPA_GAUSSIAN_ENVELOPE:
+        return _givens_angle_best_fisher(a, cij, kappa, state, c)
+    return _givens_angle_gaussian_envelope(a, cij, kappa, state, c)
 
 
 @njit(cache=True, fastmath=True)

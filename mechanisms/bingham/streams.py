@@ -9,21 +9,34 @@ by chain, so that the kernels advance many chains with one vector instruction); 
 are drawn from its own ``numpy.random.Generator`` (:func:`kernel_states`), so a run is a function of
 the chains' generators alone, and reproducible from their seeds.  :func:`uniform_if` advances a
 chain only where asked, so a chain's stream never depends on the other chains of a call.
+:func:`standard_normal` draws a normal deviate from a chain's stream (for the Givens angles'
+Gaussian envelope).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from ._numba import njit
 
-__all__ = ["CHAIN_STREAMS", "chain_generators", "kernel_states", "uniform", "uniform_if"]
+__all__ = [
+    "CHAIN_STREAMS",
+    "chain_generators",
+    "kernel_states",
+    "standard_normal",
+    "uniform",
+    "uniform_if",
+]
 
 #: how the chains draw, as PPCA releases state it: a stored release whose chains drew otherwise does
 #: not re-run bit for bit (every draw differs), and a rerun names this as the cause
-CHAIN_STREAMS = "xoshiro256** per chain, seeded from the chain's numpy Generator"
+CHAIN_STREAMS = (
+    "xoshiro256** per chain, seeded from the chain's numpy Generator; "
+    "Givens angles by Best-Fisher for kappa < 25, else by a Gaussian envelope on sin(X/2)"
+)
 
 _TWO_M53 = 1.0 / 9007199254740992.0  # 2⁻⁵³
 
@@ -91,3 +104,16 @@ def uniform_if(state, c, advance):
 def uniform(state, c):
     """Next uniform double in [0, 1) of chain c's stream (column c of ``state``, advanced in place)."""
     return uniform_if(state, c, True)
+
+
+@njit(cache=True, inline="always")
+def standard_normal(state, c):
+    """A standard normal draw from chain c's stream: Marsaglia's polar method (two uniforms on the
+    square, kept when inside the unit disc, probability π/4), one of the pair it makes (the other is
+    dropped, so that a draw depends on nothing but the stream)."""
+    while True:
+        x = 2.0 * uniform(state, c) - 1.0
+        y = 2.0 * uniform(state, c) - 1.0
+        s = x * x + y * y
+        if 0.0 < s < 1.0:
+            return x * math.sqrt(-2.0 * math.log(s) / s)

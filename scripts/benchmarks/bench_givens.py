@@ -11,9 +11,11 @@ in ``bench_sampler.py``), after equilibrating iterations, the CPU time of one ch
     (``_baseline_givens.py``);
   * ``1 chain``: ``mechanisms.bingham.givens_sweeps`` on one chain per call (column by column,
     four rows of V per pass, angles from the tracked entries of QᵀBQ);
-  * ``angle draws alone``: the k(d − k) angle draws of one sweep (``givens_angle``, Best–Fisher) on
-    the (a, c_ij) of the equilibrated state, without the rotations and bookkeeping: the share of an
-    iteration that drawing the angles takes;
+  * ``angle draws alone``: the k(d − k) angle draws of one sweep (``givens_angle``: Best–Fisher
+    below κ = 25, the Gaussian envelope on sin(X/2) above) on the (a, c_ij) of the equilibrated
+    state, without the rotations and bookkeeping: the share of an iteration that drawing the angles
+    takes;
+  * ``Best–Fisher draws alone``: the same draws with Best–Fisher at every κ;
   * ``lockstep``: the same kernel on ``--chains`` chains per call (per chain-iteration = call / chains);
   * ``exact column``: one iteration of Hoff's sampler with exact column draws (``sampler=reference``);
   * ``rstiefel``: one iteration of the port of the paper's own sampler (``sampler=rstiefel``, Python;
@@ -38,7 +40,7 @@ from numba import njit
 from experiments.datasets import DataUnavailableError, load_dataset
 from mechanisms.bingham import kernel_states, null_space_split, run_bingham_chains
 from mechanisms.bingham.column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
-from mechanisms.bingham.givens import givens_angle, givens_sweeps
+from mechanisms.bingham.givens import _givens_angle_best_fisher, givens_angle, givens_sweeps
 from mechanisms.bingham.rstiefel import rstiefel_gibbs_sweep
 
 K = {"kddcup": 4, "census": 8, "localization": 10, "insurance": 11}
@@ -91,25 +93,29 @@ def _equilibrated(b, k, chains, burn):
 
 
 @njit(cache=True)
-def _draw_angles(a, cij, state, reps):
+def _draw_angles(a, cij, state, reps, best_fisher_only):
     acc = 0.0
     for _ in range(reps):
         for t in range(a.size):
-            ct, st = givens_angle(a[t], cij[t], state, 0)
+            if best_fisher_only:
+                kappa = np.sqrt(a[t] * a[t] + cij[t] * cij[t])
+                ct, st = _givens_angle_best_fisher(a[t], cij[t], kappa, state, 0)
+            else:
+                ct, st = givens_angle(a[t], cij[t], state, 0)
             acc += ct * st
     return acc
 
 
-def _time_angle_draws(Qt1, b, k, reps, state):
-    """CPU time of one sweep's k(d − k) angle draws alone (``givens_angle``), on the (a, c_ij) of
-    the pairs (i < k <= j) at the state ``Qt1`` (1, d, r)."""
+def _time_angle_draws(Qt1, b, k, reps, state, best_fisher_only=False):
+    """CPU time of one sweep's k(d − k) angle draws alone (``givens_angle``, or Best–Fisher at every
+    κ), on the (a, c_ij) of the pairs (i < k <= j) at the state ``Qt1`` (1, d, r)."""
     Q = Qt1[0]
     C = (Q * b) @ Q.T
     diag = np.diag(C)
     a = np.ascontiguousarray(((diag[:k, None] - diag[None, k:]) / 2).ravel())
     cij = np.ascontiguousarray(C[:k, k:].ravel())
-    _draw_angles(a[:1], cij[:1], state, 1)  # compiled before timing
-    return _cpu(_draw_angles, a, cij, state, reps) / reps
+    _draw_angles(a[:1], cij[:1], state, 1, best_fisher_only)  # compiled before timing
+    return _cpu(_draw_angles, a, cij, state, reps, best_fisher_only) / reps
 
 
 def _time_kernel(Qt, b, k, it, state):
@@ -182,7 +188,15 @@ def main(argv=None):
             sweeps_per_iteration=1,
         )["V"][0]
         _seed_baseline(1)
-        keys = ("baseline", "1 chain", "angle draws alone", "lockstep", "exact column", "rstiefel")
+        keys = (
+            "baseline",
+            "1 chain",
+            "angle draws alone",
+            "Best–Fisher draws alone",
+            "lockstep",
+            "exact column",
+            "rstiefel",
+        )
         rows = {key: [] for key in keys}
         it = args.iterations
         for rep in range(args.repeats):
@@ -191,6 +205,8 @@ def main(argv=None):
             rows["baseline"].append(_time_baseline(Qt[0].copy(), b_red, k, it) / one)
             draws = _time_angle_draws(Qt[:1], b_red, k, it, state[:, :1].copy())
             rows["angle draws alone"].append(draws / one)
+            bf = _time_angle_draws(Qt[:1], b_red, k, it, state[:, :1].copy(), True)
+            rows["Best–Fisher draws alone"].append(bf / one)
             lock_it = max(1, it // 2)
             rows["lockstep"].append(_time_kernel(Qt.copy(), b_red, k, lock_it, state.copy()) / one)
             col_it = max(1, it // 4)
