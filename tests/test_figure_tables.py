@@ -61,6 +61,7 @@ def test_sampler_convergence_reads_F_at_half_and_final_iterations(tmp_path):
                 "traces.log_F": list(np.log(F)),
                 "rhat": 1.001,
                 "concentration": 7.0,
+                "top_concentration": 3.5,
             }
         ]
     )
@@ -69,6 +70,7 @@ def test_sampler_convergence_reads_F_at_half_and_final_iterations(tmp_path):
     assert (row.T_half, row.F_min_half, row.F_max_half) == (200, 0.2, 0.3)
     assert (row.T_final, row.F_min_final, row.F_max_final) == (400, 0.05, 0.06)
     assert row.chains == 2
+    assert (row.n_eps_over_2, row.n_eps_over_2_lambda1) == (7.0, 3.5)
 
 
 def test_missing_experiments_draw_nothing(tmp_path):

@@ -221,7 +221,8 @@ def utility_vs_epsilon_table(df: pd.DataFrame, out: Path):
 
 def sampler_convergence_table(df: pd.DataFrame, out: Path):
     """Figure 2's chains: F_k^i(T) over the chains (smallest, largest) at half and at all of the
-    iterations, and split-R̂ of q_F, per (data set, sampler); the latest record of each."""
+    iterations, split-R̂ of q_F, and the Bingham's scale n·ε/2 and top concentration n·ε/2·λ₁, per
+    (data set, sampler); the latest record of each."""
     d = df[df.experiment == "gibbs_convergence"] if "experiment" in df else df.iloc[0:0]
     if d.empty or "traces.log_F" not in d.columns:
         return None
@@ -245,7 +246,9 @@ def sampler_convergence_table(df: pd.DataFrame, out: Path):
                 "F_min_final": F[:, -1].min(),
                 "F_max_final": F[:, -1].max(),
                 "rhat": r.get("rhat"),
-                "concentration": r.get("concentration"),
+                # n·ε/2 (the record's `concentration`) and n·ε/2·λ₁ (its `top_concentration`)
+                "n_eps_over_2": r.get("concentration"),
+                "n_eps_over_2_lambda1": r.get("top_concentration"),
             }
         )
     out.mkdir(parents=True, exist_ok=True)
