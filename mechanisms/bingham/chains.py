@@ -28,7 +28,13 @@ from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_sweeps
 from .rstiefel import rstiefel_gibbs_sweep
 from .streams import chain_generators, kernel_states
 
-__all__ = ["LOCKSTEP_BYTES", "NULL_SPACE_TOLERANCE_ULPS", "null_space_split", "run_bingham_chains"]
+__all__ = [
+    "LOCKSTEP_BYTES",
+    "NULL_SPACE_TOLERANCE_ULPS",
+    "lockstep_group_size",
+    "null_space_split",
+    "run_bingham_chains",
+]
 
 
 #: eigenvalues within this many units of rounding (× d × max|b|) of the smallest are B's null space
@@ -133,6 +139,12 @@ def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
 LOCKSTEP_BYTES = 1 << 20
 
 
+def lockstep_group_size(n_chains: int, d: int, m: int) -> int:
+    """How many of ``n_chains`` chains of state (d, m) one kernel call advances together: as many
+    as fit in :data:`LOCKSTEP_BYTES`, at least one."""
+    return max(1, min(int(n_chains), LOCKSTEP_BYTES // (8 * int(d) * int(m))))
+
+
 def _givens_chains(
     evals, k, gens, iterations, sweeps, init, track_F, rec_T, chunk, reorth_every, energy, F, update
 ) -> np.ndarray:
@@ -160,7 +172,7 @@ def _givens_chains(
     sum_V = np.zeros((n_chains, k, active.size))
     since_reorth = [0]
 
-    per_call = max(1, min(n_chains, LOCKSTEP_BYTES // (8 * Qt.shape[1] * Qt.shape[2])))
+    per_call = lockstep_group_size(n_chains, Qt.shape[1], Qt.shape[2])
 
     def advance(done, step):
         for lo in range(0, n_chains, per_call):

@@ -17,6 +17,8 @@ in ``bench_sampler.py``), after equilibrating iterations, the CPU time of one ch
     takes;
   * ``Best–Fisher draws alone``: the same draws with Best–Fisher at every κ;
   * ``lockstep``: the same kernel on ``--chains`` chains per call (per chain-iteration = call / chains);
+  * ``driver's group``: the same kernel on as many chains per call as the chain driver puts together
+    (``LOCKSTEP_BYTES`` of state, at most ``--chains``; its size is printed);
   * ``exact column``: one iteration of Hoff's sampler with exact column draws (``sampler=reference``);
   * ``rstiefel``: one iteration of the port of the paper's own sampler (``sampler=rstiefel``, Python;
     timed over ``--slow-iterations``).
@@ -39,6 +41,7 @@ from numba import njit
 
 from experiments.datasets import DataUnavailableError, load_dataset
 from mechanisms.bingham import kernel_states, null_space_split, run_bingham_chains
+from mechanisms.bingham.chains import lockstep_group_size
 from mechanisms.bingham.column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
 from mechanisms.bingham.givens import _givens_angle_best_fisher, givens_angle, givens_sweeps
 from mechanisms.bingham.rstiefel import rstiefel_gibbs_sweep
@@ -178,6 +181,7 @@ def main(argv=None):
             print(f"# {name}: raw data not found, synthetic spectrum of its shape", flush=True)
         Qt, b_red, state = _equilibrated(b, k, args.chains, args.burn)
         d, r = Qt.shape[1], Qt.shape[2]
+        group = lockstep_group_size(args.chains, d, r)
         V0 = run_bingham_chains(
             b,
             k,
@@ -194,6 +198,7 @@ def main(argv=None):
             "angle draws alone",
             "Best–Fisher draws alone",
             "lockstep",
+            "driver's group",
             "exact column",
             "rstiefel",
         )
@@ -209,6 +214,9 @@ def main(argv=None):
             rows["Best–Fisher draws alone"].append(bf / one)
             lock_it = max(1, it // 2)
             rows["lockstep"].append(_time_kernel(Qt.copy(), b_red, k, lock_it, state.copy()) / one)
+            rows["driver's group"].append(
+                _time_kernel(Qt[:group].copy(), b_red, k, lock_it, state[:, :group].copy()) / one
+            )
             col_it = max(1, it // 4)
             rows["exact column"].append(
                 _time_exact_column(b, k, np.ascontiguousarray(V0), col_it) / one
@@ -219,7 +227,11 @@ def main(argv=None):
         ratios = "; ".join(
             f"{key} {np.median(v):.2f}x" for key, v in rows.items() if key != "1 chain" and v
         )
-        print(f"{name:12s} d={d} r={r} k={k}: 1 chain {one_ms:.3f} ms; {ratios}", flush=True)
+        print(
+            f"{name:12s} d={d} r={r} k={k}: 1 chain {one_ms:.3f} ms; {ratios} "
+            f"(driver's group: {group} chains)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
