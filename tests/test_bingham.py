@@ -426,7 +426,7 @@ def test_givens_angle_mean_cosine(kappa):
 def test_sin_half_vonmises_tail_part(kappa):
     """The envelope's second part (|y| > y0, arcsine proposals) is exact: with y0 one standard
     deviation of the Gaussian proposal instead of five, about a third of the accepted draws come
-    from it (instead of a few in 10⁴), and X = 2 asin(y) must still be von Mises: KS at ALPHA on
+    from it (instead of about 6·10⁻⁷, P(|Z| > 5)), and X = 2 asin(y) must still be von Mises: KS at ALPHA on
     20,000 draws, and ⟨cos X⟩ = ⟨1 − 2y²⟩ = I₁(κ)/I₀(κ) to 4 standard errors."""
     state = kernel_states([np.random.default_rng(17)])
     y = _sin_half_draws(kappa, 1.0, 20_000, state)
