@@ -14,6 +14,7 @@ from numba import njit
 from scipy import integrate, special, stats
 
 from mechanisms.bingham import (
+    CHAIN_STREAMS,
     acg_beta,
     acg_log_accept,
     givens_angle,
@@ -414,6 +415,8 @@ def test_givens_angle_mean_cosine(kappa):
     against a standard error of 1/(√2 κ 1000)): 6.4 at κ = 25 and 4.9 at κ = 31 (simulated), hence
     those two values; far above the switch the Gaussian is too close to the law for a moment to tell."""
     assert KAPPA_GAUSSIAN_ENVELOPE == 25.0
+    # records name the draw (release.chain_streams): the switch they state is the kernel's
+    assert f"kappa < {KAPPA_GAUSSIAN_ENVELOPE:g}," in CHAIN_STREAMS
     state = kernel_states([np.random.default_rng(int(kappa * 10) + 1)])
     n = 1_000_000
     mu = -2.0
