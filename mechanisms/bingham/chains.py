@@ -133,7 +133,7 @@ def _orthonormal_state(Qt: np.ndarray) -> np.ndarray:
 
 
 #: the Givens chains advanced together in one kernel call hold at most this many bytes of state (and
-#: at least one chain): lockstep pays where a chain's state is small (kddcup, 105 kB: all 10 chains)
+#: at least one chain): lockstep pays where a chain's state is small (kddcup, 105 kB: 9 chains a call)
 #: and costs where it is not (census, 1.7 MB a chain: ten states no longer share the cache), measured
 #: by scripts/benchmarks/bench_givens.py and in the paper-scale run (docs/performance.md)
 LOCKSTEP_BYTES = 1 << 20

@@ -24,14 +24,22 @@ in ``bench_sampler.py``), after equilibrating iterations, the CPU time of one ch
     timed over ``--slow-iterations``).
 
 Medians over ``--repeats`` interleaved repetitions, ratios to ``1 chain`` within each repetition.  The
-machine's SIMD width is printed first (LLVM's host features).  Read the ratios, not the times, on a
+machine's SIMD width is printed first (LLVM's host features), and for each data set the range of κ
+over the pairs at the equilibrated state (the draws that the two "draws alone" columns time).  NumPy
+runs with one BLAS thread, because CPU time counts every thread of the process.  Read the ratios, not the times, on a
 shared machine.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
+
+# One BLAS thread, set before NumPy loads OpenBLAS: CPU time is counted over all of the process's
+# threads, and OpenBLAS's idle threads spin for a while after every matrix product.
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse
 import time
 
 import numpy as np
@@ -43,7 +51,12 @@ from experiments.datasets import DataUnavailableError, load_dataset
 from mechanisms.bingham import kernel_states, null_space_split, run_bingham_chains
 from mechanisms.bingham.chains import lockstep_group_size
 from mechanisms.bingham.column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
-from mechanisms.bingham.givens import _givens_angle_best_fisher, givens_angle, givens_sweeps
+from mechanisms.bingham.givens import (
+    KAPPA_GAUSSIAN_ENVELOPE,
+    _givens_angle_best_fisher,
+    givens_angle,
+    givens_sweeps,
+)
 from mechanisms.bingham.rstiefel import rstiefel_gibbs_sweep
 
 K = {"kddcup": 4, "census": 8, "localization": 10, "insurance": 11}
@@ -109,14 +122,20 @@ def _draw_angles(a, cij, state, reps, best_fisher_only):
     return acc
 
 
-def _time_angle_draws(Qt1, b, k, reps, state, best_fisher_only=False):
-    """CPU time of one sweep's k(d − k) angle draws alone (``givens_angle``, or Best–Fisher at every
-    κ), on the (a, c_ij) of the pairs (i < k <= j) at the state ``Qt1`` (1, d, r)."""
+def _pair_parameters(Qt1, b, k):
+    """(a, c_ij) of the k(d − k) pairs (i < k <= j) at the state ``Qt1`` (1, d, r): the von Mises
+    parameters of their Givens angles, κ = ‖(a, c_ij)‖."""
     Q = Qt1[0]
     C = (Q * b) @ Q.T
     diag = np.diag(C)
     a = np.ascontiguousarray(((diag[:k, None] - diag[None, k:]) / 2).ravel())
-    cij = np.ascontiguousarray(C[:k, k:].ravel())
+    return a, np.ascontiguousarray(C[:k, k:].ravel())
+
+
+def _time_angle_draws(Qt1, b, k, reps, state, best_fisher_only=False):
+    """CPU time of one sweep's k(d − k) angle draws alone (``givens_angle``, or Best–Fisher at every
+    κ), on the (a, c_ij) of the pairs (i < k <= j) at the state ``Qt1`` (1, d, r)."""
+    a, cij = _pair_parameters(Qt1, b, k)
     _draw_angles(a[:1], cij[:1], state, 1, best_fisher_only)  # compiled before timing
     return _cpu(_draw_angles, a, cij, state, reps, best_fisher_only) / reps
 
@@ -191,6 +210,13 @@ def main(argv=None):
             track_F=False,
             sweeps_per_iteration=1,
         )["V"][0]
+        kappa = np.hypot(*_pair_parameters(Qt[:1], b_red, k))
+        print(
+            f"# {name}: κ of the pairs at the equilibrated state: min {kappa.min():.3g}, median "
+            f"{np.median(kappa):.3g}, max {kappa.max():.3g}; "
+            f"{np.mean(kappa < KAPPA_GAUSSIAN_ENVELOPE):.0%} below {KAPPA_GAUSSIAN_ENVELOPE:g}",
+            flush=True,
+        )
         _seed_baseline(1)
         keys = (
             "baseline",
