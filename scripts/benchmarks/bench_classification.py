@@ -26,16 +26,13 @@ this run.  The last stdout line is one JSON object with every number.
 
 from __future__ import annotations
 
-import os
-
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
-
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
+import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
 import numpy as np
 from hydra import compose, initialize_config_dir
 

@@ -32,16 +32,11 @@ shared machine.
 
 from __future__ import annotations
 
-import os
-
-# One BLAS thread, set before NumPy loads OpenBLAS: CPU time is counted over all of the process's
-# threads, and OpenBLAS's idle threads spin for a while after every matrix product.
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
-
 import argparse
+import os
 import time
 
+import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
 import numpy as np
 from _baseline_givens import givens_sweeps as baseline_sweeps
 from bench_sampler import synthetic_spectrum

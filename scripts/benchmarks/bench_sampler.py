@@ -27,15 +27,11 @@ Runs on one BLAS thread.  Last stdout line: one JSON object
 
 from __future__ import annotations
 
-import os
-
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
-
 import argparse
 import json
 import time
 
+import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
 import numpy as np
 
 from mechanisms.bingham import (

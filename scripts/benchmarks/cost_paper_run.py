@@ -19,15 +19,12 @@ time on 2 idle cores is at least CPU / 2).
 
 from __future__ import annotations
 
-import os
-
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
-
 import argparse
 import json
+import os
 import time
 
+import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
 import numpy as np
 
 from mechanisms import PreparedData
