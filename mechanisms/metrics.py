@@ -33,9 +33,32 @@ def normalised_utility(V: np.ndarray, A: np.ndarray) -> float:
 
 
 def principal_angles(U: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Principal angles (radians, ascending) between the column spans of orthonormal U and V."""
-    s = np.linalg.svd(U.T @ V, compute_uv=False)
-    return np.arccos(np.clip(s, -1.0, 1.0))
+    """Principal angles between the column spans of orthonormal U and V, accurate at every size.
+
+    Parameters
+    ----------
+    U, V : ndarray of shape (d, p) and (d, q)
+        Orthonormal columns.
+
+    Returns
+    -------
+    ndarray of shape (min(p, q),)
+        The angles in radians, ascending.
+
+    Notes
+    -----
+    The cosines are the singular values of UᵀV and the sines those of (I − UUᵀ)V (U the wider of
+    the two); an angle is taken from its sine below π/4 and from its cosine above (Björck & Golub
+    1973; Knyazev & Argentati 2002), since arccos of a cosine within rounding of 1 resolves angles
+    only down to about 1e-8.
+    """
+    if U.shape[1] < V.shape[1]:
+        U, V = V, U
+    cosines = np.clip(np.linalg.svd(U.T @ V, compute_uv=False), 0.0, 1.0)  # descending
+    sines = np.linalg.svd(V - U @ (U.T @ V), compute_uv=False)[::-1]  # ascending
+    from_cos = np.arccos(cosines)
+    from_sin = np.arcsin(np.clip(sines, 0.0, 1.0))
+    return np.where(cosines * cosines >= 0.5, from_sin, from_cos)
 
 
 def projector_distance(U: np.ndarray, V: np.ndarray) -> float:

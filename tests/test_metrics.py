@@ -53,6 +53,26 @@ def test_principal_angles_and_projector_distance():
     assert projector_distance_frobenius(U, V) == pytest.approx(np.linalg.norm(P, "fro"))
 
 
+@pytest.mark.parametrize("theta", [1e-14, 1e-10, 1e-7, 0.7, 0.8, 1.2, np.pi / 2])
+def test_principal_angles_accurate_at_every_size(theta):
+    """Exact to rounding at tiny angles, where arccos of the cosine would give 0 or about 1e-8 (it
+    cannot resolve a cosine within 1e-16 of 1), on both sides of π/4 and at π/2."""
+    U = np.eye(4)[:, :3]
+    V = np.array([[1, 0], [0, np.cos(theta)], [0, 0], [0, np.sin(theta)]])
+    ang = principal_angles(U, V)
+    np.testing.assert_allclose(ang, [0.0, theta], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(principal_angles(V, U), ang)  # the order of the arguments is free
+    assert projector_distance(U[:, 1:2], V[:, 1:2]) == pytest.approx(np.sin(theta), rel=1e-12)
+
+
+def test_principal_angles_of_random_subspaces_match_the_cosines(rng):
+    """Away from 0, the angles agree with arccos of the singular values of UᵀV."""
+    U = random_orthonormal(7, 4, rng)
+    V = random_orthonormal(7, 3, rng)
+    expected = np.arccos(np.clip(np.linalg.svd(U.T @ V, compute_uv=False), -1, 1))
+    np.testing.assert_allclose(principal_angles(U, V), expected, rtol=1e-10)
+
+
 def test_top_k_eigenvectors_order_and_sign(rng):
     Q = random_orthonormal(5, 5, rng)
     A = Q @ np.diag([5, 4, 3, 2, 1.0]) @ Q.T
