@@ -54,8 +54,9 @@ def principal_angles(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     """
     if U.shape[1] < V.shape[1]:
         U, V = V, U
-    cosines = np.clip(np.linalg.svd(U.T @ V, compute_uv=False), 0.0, 1.0)  # descending
-    sines = np.linalg.svd(V - U @ (U.T @ V), compute_uv=False)[::-1]  # ascending
+    UtV = U.T @ V
+    cosines = np.clip(np.linalg.svd(UtV, compute_uv=False), 0.0, 1.0)  # descending
+    sines = np.linalg.svd(V - U @ UtV, compute_uv=False)[::-1]  # ascending
     from_cos = np.arccos(cosines)
     from_sin = np.arcsin(np.clip(sines, 0.0, 1.0))
     return np.where(cosines * cosines >= 0.5, from_sin, from_cos)

@@ -26,8 +26,8 @@ in ``bench_sampler.py``), after equilibrating iterations, the CPU time of one ch
 Medians over ``--repeats`` interleaved repetitions, ratios to ``1 chain`` within each repetition.  The
 machine's SIMD width is printed first (LLVM's host features), and for each data set the range of κ
 over the pairs at the equilibrated state (the draws that the two "draws alone" columns time).  NumPy
-runs with one BLAS thread, because CPU time counts every thread of the process.  Read the ratios, not the times, on a
-shared machine.
+runs with one BLAS thread, because CPU time counts every thread of the process.  Read the ratios,
+not the times, on a shared machine.
 """
 
 from __future__ import annotations
@@ -127,10 +127,9 @@ def _pair_parameters(Qt1, b, k):
     return a, np.ascontiguousarray(C[:k, k:].ravel())
 
 
-def _time_angle_draws(Qt1, b, k, reps, state, best_fisher_only=False):
+def _time_angle_draws(a, cij, reps, state, best_fisher_only=False):
     """CPU time of one sweep's k(d − k) angle draws alone (``givens_angle``, or Best–Fisher at every
-    κ), on the (a, c_ij) of the pairs (i < k <= j) at the state ``Qt1`` (1, d, r)."""
-    a, cij = _pair_parameters(Qt1, b, k)
+    κ), on the pairs' (a, c_ij) of :func:`_pair_parameters`."""
     _draw_angles(a[:1], cij[:1], state, 1, best_fisher_only)  # compiled before timing
     return _cpu(_draw_angles, a, cij, state, reps, best_fisher_only) / reps
 
@@ -205,7 +204,8 @@ def main(argv=None):
             track_F=False,
             sweeps_per_iteration=1,
         )["V"][0]
-        kappa = np.hypot(*_pair_parameters(Qt[:1], b_red, k))
+        a, cij = _pair_parameters(Qt[:1], b_red, k)
+        kappa = np.hypot(a, cij)
         print(
             f"# {name}: κ of the pairs at the equilibrated state: min {kappa.min():.3g}, median "
             f"{np.median(kappa):.3g}, max {kappa.max():.3g}; "
@@ -229,9 +229,9 @@ def main(argv=None):
             one = _time_kernel(Qt[:1].copy(), b_red, k, it, state[:, :1].copy())
             rows["1 chain"].append(one)
             rows["baseline"].append(_time_baseline(Qt[0].copy(), b_red, k, it) / one)
-            draws = _time_angle_draws(Qt[:1], b_red, k, it, state[:, :1].copy())
+            draws = _time_angle_draws(a, cij, it, state[:, :1].copy())
             rows["angle draws alone"].append(draws / one)
-            bf = _time_angle_draws(Qt[:1], b_red, k, it, state[:, :1].copy(), True)
+            bf = _time_angle_draws(a, cij, it, state[:, :1].copy(), True)
             rows["Best–Fisher draws alone"].append(bf / one)
             lock_it = max(1, it // 2)
             rows["lockstep"].append(_time_kernel(Qt.copy(), b_red, k, lock_it, state.copy()) / one)
