@@ -19,7 +19,8 @@ record its per-step ε and δ (``config.epsilon``, ``config.delta``).
     <dir>/online_regret_curves.csv    record_id, t, regret, opt, theorem8, theorem9
 
 :func:`update_summary` merges by ``record_id`` (a later run adds or replaces rows, never duplicates
-them) and writes atomically; :func:`load_summary` returns the DataFrame ``ResultStore.load()`` would
+them; of Table 1, whose records are keyed by code version, it keeps the latest per data set) and
+writes atomically; :func:`load_summary` returns the DataFrame ``ResultStore.load()`` would
 give for the columns the figures use, so ``scripts/make_figures.py --summary DIR`` draws from it alone.
 """
 
@@ -138,18 +139,36 @@ def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     return new.sort_values(key, kind="mergesort").reset_index(drop=True) if len(new) else new
 
 
+def _latest_table1(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with one Table 1 row per (data set, split): the one with the latest timestamp.
+
+    A Table 1 record is keyed by the code version that computed it (the table is recomputed by
+    every version), so a store, and a summary merged from several runs, can hold several versions'
+    rows of the same data set; the summary keeps only the latest, the one the drawn table shows.
+    """
+    if df.empty or "experiment" not in df.columns:
+        return df
+    is_t1 = df["experiment"] == "table1"
+    if not is_t1.any():
+        return df
+    t1 = df[is_t1].sort_values(["timestamp", "record_id"], kind="mergesort")
+    stale = t1.index.difference(t1.groupby(["dataset", "split"], dropna=False).tail(1).index)
+    return df.drop(index=stale).reset_index(drop=True)
+
+
 def update_summary(
     results: str | os.PathLike, out_dir: str | os.PathLike, scale: str | None = None
 ) -> dict:
     """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
-    Figure 1, are always kept) to the summary in ``out_dir``; returns row counts."""
+    Figure 1, are always kept) to the summary in ``out_dir``; returns row counts.  Of Table 1, only
+    the latest record per data set and split is kept (:func:`_latest_table1`)."""
     store = ResultStore(results)
     recs = [r for r in store.iter_records() if scale is None or r.get("scale") in (None, scale)]
     rows, traces = summary_rows(recs)
     curves = pd.DataFrame(curve_rows(recs))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    df = _merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"])
+    df = _latest_table1(_merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"]))
     _atomic_csv(df, out / RECORDS_CSV)
     tdf = pd.DataFrame(traces)
     if len(tdf) or (out / TRACES_CSV).exists():

@@ -139,6 +139,36 @@ def test_summary_keeps_each_ppca_release_diagnosis(tmp_path):
                 )
 
 
+def _table1_record(dataset, commit, stamp, q_F):
+    key = {"experiment": "table1", "dataset": dataset, "split": "s", "git_commit": commit}
+    return {
+        "run_key": key,
+        "experiment": "table1",
+        "dataset": dataset,
+        "split": "s",
+        "q_F": q_F,
+        "mechanism": "pca",
+        "git_commit": commit,
+        "timestamp": stamp,
+    }
+
+
+def test_summary_keeps_the_latest_table1_record_per_data_set(tmp_path):
+    """Table 1 is keyed by code version: records of several versions, in one store or merged from
+    several, leave one row per data set in the summary, the latest."""
+    first, second = ResultStore(tmp_path / "first"), ResultStore(tmp_path / "second")
+    for ds in ("census", "kddcup"):
+        first.write(_table1_record(ds, "a" * 40, "2026-01-01T00:00:00Z", 0.1))
+        first.write(_table1_record(ds, "b" * 40, "2026-01-02T00:00:00Z", 0.2))
+    update_summary(tmp_path / "first", tmp_path / "summary")
+    rows = pd.read_csv(tmp_path / "summary" / RECORDS_CSV)
+    assert sorted(rows.dataset) == ["census", "kddcup"] and set(rows.q_F) == {0.2}
+    second.write(_table1_record("census", "c" * 40, "2026-01-03T00:00:00Z", 0.3))
+    update_summary(tmp_path / "second", tmp_path / "summary")
+    rows = pd.read_csv(tmp_path / "summary" / RECORDS_CSV).set_index("dataset")
+    assert rows.index.is_unique and rows.q_F.to_dict() == {"census": 0.3, "kddcup": 0.2}
+
+
 def test_table1_rows_in_the_papers_order(tmp_path):
     rows = [
         {
