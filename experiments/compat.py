@@ -66,6 +66,8 @@ def fill_legacy_protocol(d: pd.DataFrame) -> pd.DataFrame:
     for col, val in LEGACY_PROTOCOL.items():
         if col not in d:
             d[col] = None
+        elif d[col].dtype != object:  # e.g. all missing, read as float: would refuse a string
+            d[col] = d[col].astype(object)
         d.loc[legacy_classifier if col == "classifier" else legacy, col] = val
     return d
 

@@ -43,6 +43,17 @@ def test_classification_records_without_protocol_get_the_old_one():
     assert out.loc[1, "random_entries"] is None  # a new record keeps what it holds
 
 
+def test_protocol_column_read_as_float_takes_the_old_protocol():
+    """A protocol column that no record of a store holds is read back all missing, as float64; the
+    legacy value (a string) must still go in, whether or not any record is legacy."""
+    for loss in ("hinge", None):
+        d = pd.DataFrame(
+            {"svm_loss": [loss], "classifier": ["rbf"], "random_entries": [float("nan")]}
+        )
+        value = fill_legacy_protocol(d.copy()).loc[0, "random_entries"]
+        assert pd.isna(value) if loss else value == "gaussian"
+
+
 def test_ppca_records_without_status_are_mcmc_draws():
     g = pd.DataFrame(
         {"mechanism": ["ppca", "ppca", "mod_sulq"], "guarantee_exact": [False, True, False]}

@@ -79,7 +79,6 @@ def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) 
     d = fill_legacy_protocol(d)
     for col in PROTOCOL_COLUMNS:
         if col.startswith("random_"):
-            d[col] = d[col].astype(object)  # all-NaN (float) when no random records are present
             d.loc[d.mechanism != "random", col] = "-"
     if "scale" not in d:
         d["scale"] = None
