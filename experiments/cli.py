@@ -243,10 +243,7 @@ def check_ranges(cfg: DictConfig) -> None:
 
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, DataUnavailableError):
-        what = "data file missing"
-        hint = (
-            " (set PRIVPCA_DATA_DIR or data_dir=<folder with the raw UCI files>; see README, Data)"
-        )
+        what, hint = "data file missing", " (docs/data.md)"
     elif isinstance(exc, DataCorruptError):
         what, hint = "data file unreadable", " (re-download the file or fix the path)"
     elif isinstance(exc, PrivacyInputError):

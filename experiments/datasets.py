@@ -210,16 +210,17 @@ def _download(name: str, fname: str) -> Path:
 
 def _missing_message(name: str, missing: list[str], data_dir: Path | None, why: str = "") -> str:
     sub = RAW_FILES[name][0]
-    where = data_dir if data_dir is not None else Path(f"${ENV_VAR}")
-    lines = [
-        f"raw data for {name!r} not found: missing {', '.join(missing)}.",
-        "Put the file(s) (plain or .gz) at:",
-    ]
-    lines += [f"  {where}/{sub}/{f}[.gz]" for f in missing]
-    lines.append(
-        f"or at {RAW_DIR}/{sub}/{missing[0]}[.gz]; set the environment variable "
-        f"{ENV_VAR} (or pass data_dir=) to the directory that contains '{sub}/'."
-    )
+    files = ", ".join(missing)
+    if data_dir is not None:
+        lines = [
+            f"raw data for {name!r} not found: {files} (plain or .gz) is in neither "
+            f"{data_dir}/{sub}/ (the data directory: {ENV_VAR} or data_dir=) nor {RAW_DIR}/{sub}/."
+        ]
+    else:
+        lines = [
+            f"raw data for {name!r} not found: {files} (plain or .gz) is not in {RAW_DIR}/{sub}/; "
+            f"set {ENV_VAR} (or data_dir=) to the folder that holds '{sub}/'."
+        ]
     if why:
         lines.append(f"Download failed: {why}")
     return "\n".join(lines)
