@@ -1,8 +1,8 @@
 """Hydra entry point: ``python run.py [experiment=...] [mechanism=...] [dataset=...] [key=value ...]``.
 
 All logic lives in :mod:`experiments`; this file only hands the composed config over.
-Wrongly typed values fail at composition (schema: :class:`experiments.cli.RunConfig`); unknown
-top-level keys and other user errors print one line and exit with status 2; Ctrl-C prints one line
+Wrongly typed values (schema: :class:`experiments.cli.RunConfig`), unknown top-level keys or group
+options, and other user errors print one line and exit with status 2; Ctrl-C prints one line
 and exits with status 130 (:mod:`experiments.cli`).
 """
 

@@ -1,9 +1,12 @@
 """The command line's contract: a typed schema for the top-level config, and one-line user errors.
 
 * :class:`RunConfig` is a Hydra structured config (registered as ``run_schema`` in Hydra's
-  ConfigStore and listed first in ``conf/config.yaml``'s defaults).  A value of the wrong type
-  (``epsilon=abc``, ``seed=1.5``) fails while Hydra composes the config, with Hydra's own one-line
-  message naming the key.
+  ConfigStore and listed first in ``conf/config.yaml``'s defaults): it gives the top-level keys
+  their types.
+* :func:`check_override_values` refuses, before Hydra composes anything, what Hydra would refuse
+  in a message of several lines: a value of the wrong type (``epsilon=abc``, ``seed=1.5``), a group
+  option that does not exist (``mechanism=ppcaa``) and a ``mechanism.fn.<option>`` without ``+``
+  that the mechanism's config file does not hold, naming the key and what is valid.
 * :func:`check_ranges` checks the ranges a type cannot express (``seed >= 0``, ``0 < delta < 1``, ...)
   and raises :class:`UserError` naming the key.
 * :func:`check_command_line` refuses, before Hydra composes anything, a top-level key that is not
@@ -29,6 +32,7 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from hydra.core.config_store import ConfigStore
@@ -105,6 +109,97 @@ def check_command_line(args: list[str]) -> None:
             )
 
 
+#: the config groups of ``conf/`` chosen on the command line (``mechanism=ppca``)
+CHOSEN_GROUPS = ("dataset", "mechanism", "scale", "experiment")
+
+
+def _conf_dir() -> Path:
+    from .provenance import REPO_ROOT
+
+    return REPO_ROOT / "conf"
+
+
+def _group_options(group: str) -> list[str]:
+    return sorted(p.stem for p in (_conf_dir() / group).glob("*.yaml"))
+
+
+def _values(override) -> list:
+    """The values of a parsed override: its choices for a sweep (``a,b``, ``range(1,4)``)."""
+    return list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+
+
+def _chosen_mechanisms(parsed) -> list[str]:
+    """The mechanisms a command line runs: its ``mechanism=`` choices, else the default's."""
+    from omegaconf import OmegaConf
+
+    for o in parsed:
+        if o.key_or_group == "mechanism" and not o.is_delete():
+            return [str(v) for v in _values(o)]
+    defaults = OmegaConf.load(_conf_dir() / "config.yaml").defaults
+    return [str(d["mechanism"]) for d in defaults if isinstance(d, DictConfig) and "mechanism" in d]
+
+
+def _check_mechanism_key(key: str, mechanism: str) -> None:
+    """``mechanism.fn.<option>=v`` without ``+`` needs the option in the mechanism's config file."""
+    from omegaconf import OmegaConf
+
+    fn = OmegaConf.load(_conf_dir() / "mechanism" / f"{mechanism}.yaml").get("fn") or {}
+    option = key[len("mechanism.fn.") :].split(".", 1)[0]
+    if option in fn:
+        return
+    accepted = _target_parameters(str(fn.get("_target_", "")))
+    if accepted is None or option in accepted:
+        raise UserError(
+            f"{key}: not in conf/mechanism/{mechanism}.yaml; set it with +{key}=<value>"
+        )
+    raise UserError(
+        f"{key}: mechanism {mechanism} has no option {option!r}; "
+        + (f"its options: {', '.join(accepted)}" if accepted else "it takes none")
+    )
+
+
+def check_override_values(args: list[str]) -> None:
+    """Raise :class:`UserError` for what Hydra would refuse while composing, in one line: a group
+    option that does not exist (``mechanism=ppcaa``), a value of the wrong type for a typed key
+    (``epsilon=abc``, ``seed=1.5``; :class:`RunConfig`), and a ``mechanism.fn.<option>`` without
+    ``+`` that the mechanism's config file does not hold.  Sweeps are checked choice by choice;
+    what the parser cannot read is left to Hydra."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ValidationError
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(_overrides(args))
+        values = [_values(o) for o in parsed]
+    except Exception:  # noqa: BLE001 - Hydra reports its own syntax errors
+        return
+    schema = OmegaConf.structured(RunConfig)
+    typed = {f.name for f in fields(RunConfig) if f.type is not Any}
+    for o, vals in zip(parsed, values):
+        key = o.key_or_group
+        if o.is_delete():
+            continue
+        if key in CHOSEN_GROUPS:
+            options = _group_options(key)
+            for v in vals:
+                if str(v) not in options:
+                    raise UserError(f"unknown {key} {v!r}; valid: {', '.join(options)}")
+        elif key in typed:
+            for v in vals:
+                if isinstance(v, str) and "${" in v:
+                    continue  # an interpolation: resolved by Hydra
+                try:
+                    schema[key] = v
+                except ValidationError as exc:
+                    shown = f"{key}={v!r}" if o.is_sweep_override() else o.input_line
+                    raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
+        elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
+            if not o.is_add():
+                for mechanism in _chosen_mechanisms(parsed):
+                    if mechanism in _group_options("mechanism"):
+                        _check_mechanism_key(key, mechanism)
+
+
 def _positive_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1
 
@@ -159,12 +254,17 @@ def check_mechanism_options(cfg: DictConfig, overrides: list[str]) -> None:
 
 def _mechanism_parameters(cfg: DictConfig) -> list[str] | None:
     """The keyword options of the configured mechanism function (None: it takes any, or is unknown)."""
+    return _target_parameters(str(cfg.mechanism.fn._target_))
+
+
+def _target_parameters(target: str) -> list[str] | None:
+    """The keyword options of mechanism function ``target`` (None: it takes any, or is unknown)."""
     import inspect
 
     from hydra.utils import get_method
 
     try:
-        fn = get_method(str(cfg.mechanism.fn._target_))
+        fn = get_method(target)
         params = inspect.signature(fn).parameters.values()
     except Exception:  # noqa: BLE001 - an unresolvable target is reported when it is instantiated
         return None
@@ -300,10 +400,16 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
 def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> int:
     """``run.py``'s main: refuse unknown top-level keys, run the Hydra ``app``, and turn Ctrl-C into
     one line and exit status 130 (worker processes of a sweep stay silent)."""
+    argv = sys.argv[1:] if args is None else args
     try:
-        check_command_line(sys.argv[1:] if args is None else args)
+        check_command_line(argv)
     except UserError as exc:
         print(f"Error (unknown key): {exc}", file=sys.stderr, flush=True)
+        return USER_ERROR_EXIT
+    try:
+        check_override_values(argv)
+    except UserError as exc:
+        print(f"Error (bad value): {exc}", file=sys.stderr, flush=True)
         return USER_ERROR_EXIT
     # a sweep's joblib workers share a resource-tracker process; interrupted, it would report their
     # queues' semaphores as leaked (harmless: the processes are gone).  The filter reaches it through

@@ -54,6 +54,27 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
     assert "burn_in" not in line  # a value the user never set
 
 
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (["epsilon=abc"], ["epsilon=abc", "Float"]),
+        (["seed=1.5"], ["seed=1.5", "Integer"]),
+        (["-m", "seed=1,2.5"], ["seed=2.5", "Integer"]),
+        (["k=null"], ["k=null", "not Optional"]),
+        (["mechanism=ppcaa"], ["unknown mechanism 'ppcaa'", "mod_sulq", "ppca"]),
+        (["-m", "dataset=gaussian10,spikd"], ["unknown dataset 'spikd'", "gaussian10"]),
+        (["mechanism.fn.bogus=1"], ["mechanism.fn.bogus", "no option 'bogus'", "sampler"]),
+        (
+            ["mechanism=ppca", "mechanism.fn.min_ess=5"],
+            ["not in conf/mechanism/ppca.yaml", "+mechanism.fn.min_ess=<value>"],
+        ),
+    ],
+)
+def test_what_hydra_would_refuse_while_composing_gets_one_line(tmp_path, args, needles):
+    one_line_error(run(args, tmp_path), "Error (bad value)", *needles)
+    assert not (tmp_path / "records").exists()
+
+
 def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):
     line = one_line_error(
         run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path), "calibration"

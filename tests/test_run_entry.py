@@ -135,11 +135,24 @@ def test_rerun_unknown_record_fails_clearly(tmp_path):
         ("n=many", "n"),
     ],
 )
-def test_wrong_type_fails_at_composition_naming_the_key(tmp_path, override, key):
+def test_wrong_type_is_refused_in_one_line_naming_the_key(tmp_path, override, key):
     proc = run([override], tmp_path, check=False)
-    assert proc.returncode != 0
-    assert f"full_key: {key}" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert proc.stderr.startswith(f"Error (bad value): {override}: ")
     assert not (tmp_path / "records").exists()
+
+
+def test_wrong_type_still_fails_when_hydra_composes(tmp_path):
+    """The schema itself refuses it too (a composition that skips run.py's own check)."""
+    from hydra.errors import ConfigCompositionException
+
+    from experiments.cli import register_schema
+    from tests.hydra_helpers import compose_cfg
+
+    register_schema()
+    with pytest.raises(ConfigCompositionException, match="epsilon=abc"):
+        compose_cfg(["epsilon=abc", f"results_dir={tmp_path}"])
 
 
 @pytest.mark.parametrize(
