@@ -151,7 +151,7 @@ def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
         "scale=smoke",
         "mechanism=ppca",
         "seed=1,2,3,4,5,6",
-        "ppca_iterations=400000",
+        "ppca_iterations=4000000",
     ]
     env = dict(os.environ, MPLBACKEND="Agg")
     proc = subprocess.Popen(
@@ -164,7 +164,8 @@ def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
         start_new_session=True,
     )
     # interrupt once the workers are computing (a job has started), as a person would, with ^C to the group;
-    # 400,000 iterations per job keep the sweep running well past the interrupt on an idle machine
+    # 4,000,000 iterations per job (about 40 s each) keep the sweep running well past the interrupt,
+    # also on a loaded machine
     deadline = time.monotonic() + 120
     sweep_dir = tmp_path / "hydra" / "multirun"
     while time.monotonic() < deadline and not list(sweep_dir.glob("*/*/.hydra")):
