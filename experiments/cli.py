@@ -119,8 +119,28 @@ def _conf_dir() -> Path:
     return REPO_ROOT / "conf"
 
 
-def _group_options(group: str) -> list[str]:
-    return sorted(p.stem for p in (_conf_dir() / group).glob("*.yaml"))
+def _config_dirs(args: list[str], parsed) -> list[Path] | None:
+    """The directories Hydra searches for config groups: ``--config-dir``/``-cd`` and the
+    ``file://`` entries of ``hydra.searchpath``, then ``conf/``; None if an entry is not a directory
+    (``pkg://``), whose options are left to Hydra."""
+    dirs = []
+    for i, a in enumerate(args):
+        for flag in ("--config-dir", "-cd"):
+            if a == flag and i + 1 < len(args):
+                dirs.append(Path(args[i + 1]))
+            elif a.startswith(flag + "="):
+                dirs.append(Path(a.split("=", 1)[1]))
+    for o in parsed:
+        if o.key_or_group == "hydra.searchpath":
+            for entry in o.value() if isinstance(o.value(), list) else [o.value()]:
+                if not str(entry).startswith("file://"):
+                    return None
+                dirs.append(Path(str(entry)[len("file://") :]))
+    return [*dirs, _conf_dir()]
+
+
+def _group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
+    return sorted({p.stem for d in dirs or [_conf_dir()] for p in (d / group).glob("*.yaml")})
 
 
 def _values(override) -> list:
@@ -139,19 +159,29 @@ def _chosen_mechanisms(parsed) -> list[str]:
     return [str(d["mechanism"]) for d in defaults if isinstance(d, DictConfig) and "mechanism" in d]
 
 
-def _check_mechanism_key(key: str, mechanism: str) -> None:
-    """``mechanism.fn.<option>=v`` without ``+`` needs the option in the mechanism's config file."""
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    rel = os.path.relpath(path)
+    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+
+
+def _check_mechanism_key(key: str, mechanism: str, dirs: list[Path]) -> None:
+    """``mechanism.fn.<option>=v`` without ``+`` needs the option in the mechanism's config file
+    (the first ``mechanism/<name>.yaml`` of ``dirs``)."""
     from omegaconf import OmegaConf
 
-    fn = OmegaConf.load(_conf_dir() / "mechanism" / f"{mechanism}.yaml").get("fn") or {}
+    path = next(
+        d / "mechanism" / f"{mechanism}.yaml"
+        for d in dirs
+        if (d / "mechanism" / f"{mechanism}.yaml").exists()
+    )
+    fn = OmegaConf.load(path).get("fn") or {}
     option = key[len("mechanism.fn.") :].split(".", 1)[0]
     if option in fn:
         return
     accepted = _target_parameters(str(fn.get("_target_", "")))
     if accepted is None or option in accepted:
-        raise UserError(
-            f"{key}: not in conf/mechanism/{mechanism}.yaml; set it with +{key}=<value>"
-        )
+        raise UserError(f"{key}: not in {_shown_path(path)}; set it with +{key}=<value>")
     raise UserError(
         f"{key}: mechanism {mechanism} has no option {option!r}; "
         + (f"its options: {', '.join(accepted)}" if accepted else "it takes none")
@@ -175,12 +205,15 @@ def check_override_values(args: list[str]) -> None:
         return
     schema = OmegaConf.structured(RunConfig)
     typed = {f.name for f in fields(RunConfig) if f.type is not Any}
+    dirs = _config_dirs(args, parsed)
     for o, vals in zip(parsed, values):
         key = o.key_or_group
         if o.is_delete():
             continue
         if key in CHOSEN_GROUPS:
-            options = _group_options(key)
+            if dirs is None:
+                continue
+            options = _group_options(key, dirs)
             for v in vals:
                 if str(v) not in options:
                     raise UserError(f"unknown {key} {v!r}; valid: {', '.join(options)}")
@@ -194,10 +227,10 @@ def check_override_values(args: list[str]) -> None:
                     shown = f"{key}={v!r}" if o.is_sweep_override() else o.input_line
                     raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
         elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
-            if not o.is_add():
+            if not o.is_add() and dirs is not None:
                 for mechanism in _chosen_mechanisms(parsed):
-                    if mechanism in _group_options("mechanism"):
-                        _check_mechanism_key(key, mechanism)
+                    if mechanism in _group_options("mechanism", dirs):
+                        _check_mechanism_key(key, mechanism, dirs)
 
 
 def _positive_int(v) -> bool:

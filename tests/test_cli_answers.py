@@ -65,6 +65,10 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
         (["-m", "dataset=gaussian10,spikd"], ["unknown dataset 'spikd'", "gaussian10"]),
         (["mechanism.fn.bogus=1"], ["mechanism.fn.bogus", "no option 'bogus'", "sampler"]),
         (
+            ["--config-dir", "examples/my_mechanism/conf", "mechanism=my_gaus"],
+            ["unknown mechanism 'my_gaus'", "my_gauss"],
+        ),
+        (
             ["mechanism=ppca", "mechanism.fn.min_ess=5"],
             ["not in conf/mechanism/ppca.yaml", "+mechanism.fn.min_ess=<value>"],
         ),
