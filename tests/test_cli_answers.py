@@ -166,9 +166,12 @@ def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
         text=True,
         env=env,
         start_new_session=True,
+        # as from a terminal: a suite started in the background of a non-interactive shell inherits
+        # SIGINT ignored, and Python then never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # interrupt once the workers are computing (a job has started), as a person would, with ^C to the group;
-    # 4,000,000 iterations per job (about 40 s each) keep the sweep running well past the interrupt,
+    # 4,000,000 iterations per job (tens of seconds each) keep the sweep running well past the interrupt,
     # also on a loaded machine
     deadline = time.monotonic() + 120
     sweep_dir = tmp_path / "hydra" / "multirun"
