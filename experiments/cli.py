@@ -148,15 +148,47 @@ def _values(override) -> list:
     return list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
 
 
-def _chosen_mechanisms(parsed) -> list[str]:
-    """The mechanisms a command line runs: its ``mechanism=`` choices, else the default's."""
+def _group_file(group: str, name: str, dirs: list[Path]) -> Path | None:
+    """The first ``<group>/<name>.yaml`` of ``dirs`` (Hydra's search order)."""
+    return next(
+        (d / group / f"{name}.yaml" for d in dirs if (d / group / f"{name}.yaml").exists()), None
+    )
+
+
+def _default_choice(path: Path, group: str) -> str | None:
+    """The choice of ``group`` in the defaults list of config file ``path`` (``group: x`` or
+    ``override /group: x``), if it makes one."""
     from omegaconf import OmegaConf
 
+    for item in OmegaConf.load(path).get("defaults") or []:
+        if isinstance(item, DictConfig):
+            for key, value in item.items():
+                if str(key).split(" ")[-1].lstrip("/") == group:
+                    return str(value)
+    return None
+
+
+def _chosen(parsed, group: str) -> list[str] | None:
     for o in parsed:
-        if o.key_or_group == "mechanism" and not o.is_delete():
+        if o.key_or_group == group and not o.is_delete():
             return [str(v) for v in _values(o)]
-    defaults = OmegaConf.load(_conf_dir() / "config.yaml").defaults
-    return [str(d["mechanism"]) for d in defaults if isinstance(d, DictConfig) and "mechanism" in d]
+    return None
+
+
+def _chosen_mechanisms(parsed, dirs: list[Path]) -> list[str]:
+    """The mechanisms a command line runs: its ``mechanism=`` choices, else the one each chosen
+    experiment selects (``override /mechanism``), else ``conf/config.yaml``'s default."""
+    mechanisms = _chosen(parsed, "mechanism")
+    if mechanisms is not None:
+        return mechanisms
+    top = _conf_dir() / "config.yaml"
+    fallback = _default_choice(top, "mechanism")
+    experiments = _chosen(parsed, "experiment") or [_default_choice(top, "experiment")]
+    out = []
+    for e in experiments:
+        path = _group_file("experiment", str(e), dirs) if e is not None else None
+        out.append((path and _default_choice(path, "mechanism")) or fallback)
+    return [m for m in out if m is not None]
 
 
 def _shown_path(path: Path) -> str:
@@ -170,11 +202,7 @@ def _check_mechanism_key(key: str, mechanism: str, dirs: list[Path]) -> None:
     (the first ``mechanism/<name>.yaml`` of ``dirs``)."""
     from omegaconf import OmegaConf
 
-    path = next(
-        d / "mechanism" / f"{mechanism}.yaml"
-        for d in dirs
-        if (d / "mechanism" / f"{mechanism}.yaml").exists()
-    )
+    path = _group_file("mechanism", mechanism, dirs)
     fn = OmegaConf.load(path).get("fn") or {}
     option = key[len("mechanism.fn.") :].split(".", 1)[0]
     if option in fn:
@@ -228,7 +256,7 @@ def check_override_values(args: list[str]) -> None:
                     raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
         elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
             if not o.is_add() and dirs is not None:
-                for mechanism in _chosen_mechanisms(parsed):
+                for mechanism in _chosen_mechanisms(parsed, dirs):
                     if mechanism in _group_options("mechanism", dirs):
                         _check_mechanism_key(key, mechanism, dirs)
 

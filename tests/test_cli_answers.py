@@ -79,6 +79,17 @@ def test_what_hydra_would_refuse_while_composing_gets_one_line(tmp_path, args, n
     assert not (tmp_path / "records").exists()
 
 
+def test_a_mechanism_option_is_checked_against_the_mechanism_the_experiment_selects():
+    """online_regret selects online_pca (``override /mechanism``): its options pass, PPCA's do not."""
+    from experiments.cli import check_override_values
+    from experiments.errors import UserError
+
+    check_override_values(["experiment=online_regret", "mechanism.fn.tree=false"])
+    check_override_values(["-m", "experiment=single,online_regret", "+mechanism.fn.tree=false"])
+    with pytest.raises(UserError, match="mechanism online_pca has no option 'sampler'"):
+        check_override_values(["experiment=online_regret", "mechanism.fn.sampler=gibbs"])
+
+
 def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):
     line = one_line_error(
         run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path), "calibration"
