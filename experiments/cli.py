@@ -139,8 +139,8 @@ def _config_dirs(args: list[str], parsed) -> list[Path] | None:
     return [*dirs, _conf_dir()]
 
 
-def _group_options(group: str, dirs: list[Path] | None = None) -> list[str]:
-    return sorted({p.stem for d in dirs or [_conf_dir()] for p in (d / group).glob("*.yaml")})
+def _group_options(group: str, dirs: list[Path]) -> list[str]:
+    return sorted({p.stem for d in dirs for p in (d / group).glob("*.yaml")})
 
 
 def _values(override) -> list:
@@ -210,7 +210,12 @@ def _check_mechanism_key(key: str, mechanism: str, dirs: list[Path]) -> None:
     accepted = _target_parameters(str(fn.get("_target_", "")))
     if accepted is None or option in accepted:
         raise UserError(f"{key}: not in {_shown_path(path)}; set it with +{key}=<value>")
-    raise UserError(
+    raise _no_such_option(key, mechanism, option, accepted)
+
+
+def _no_such_option(key: str, mechanism: str, option: str, accepted: list[str]) -> UserError:
+    """The error for ``mechanism.fn.<option>`` that mechanism's function does not take."""
+    return UserError(
         f"{key}: mechanism {mechanism} has no option {option!r}; "
         + (f"its options: {', '.join(accepted)}" if accepted else "it takes none")
     )
@@ -234,6 +239,7 @@ def check_override_values(args: list[str]) -> None:
     schema = OmegaConf.structured(RunConfig)
     typed = {f.name for f in fields(RunConfig) if f.type is not Any}
     dirs = _config_dirs(args, parsed)
+    mechanisms = None
     for o, vals in zip(parsed, values):
         key = o.key_or_group
         if o.is_delete():
@@ -256,9 +262,11 @@ def check_override_values(args: list[str]) -> None:
                     raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
         elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
             if not o.is_add() and dirs is not None:
-                for mechanism in _chosen_mechanisms(parsed, dirs):
-                    if mechanism in _group_options("mechanism", dirs):
-                        _check_mechanism_key(key, mechanism, dirs)
+                if mechanisms is None:  # the mechanisms that have a config file, found once
+                    known = _group_options("mechanism", dirs)
+                    mechanisms = [m for m in _chosen_mechanisms(parsed, dirs) if m in known]
+                for mechanism in mechanisms:
+                    _check_mechanism_key(key, mechanism, dirs)
 
 
 def _positive_int(v) -> bool:
@@ -301,9 +309,7 @@ def check_mechanism_options(cfg: DictConfig, overrides: list[str]) -> None:
         option = key[len("mechanism.fn.") :]
         accepted = _mechanism_parameters(cfg)
         if accepted is not None and option.split(".", 1)[0] not in accepted:
-            raise UserError(
-                f"{key}: mechanism {mech} has no option {option!r}; its options: {', '.join(accepted)}"
-            )
+            raise _no_such_option(key, mech, option, accepted)
         if option in MECHANISM_OPTIONS and option in cfg.mechanism.fn:
             ok, what = MECHANISM_OPTIONS[option]
             value = cfg.mechanism.fn[option]
