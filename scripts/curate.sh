@@ -20,7 +20,7 @@ case "$SCALE" in
   *) echo "scripts/curate.sh: unknown scale '$SCALE' (valid: quick, paper)" >&2; exit 2 ;;
 esac
 if [ -n "$STORE" ]; then
-  "$PY" scripts/summarize_results.py --results "$STORE" --scale "$SCALE" --out "$DIR/summary"
+  "$PY" scripts/summarize_results.py --results "$STORE" --scale "$SCALE" --out "$DIR/summary" --curate
 fi
 "$PY" scripts/make_figures.py --summary "$DIR/summary" --scale "$SCALE" --out "$DIR" --curate
 if [ "$SCALE" = quick ] && [ -f "$DIR/tables/peers.csv" ]; then

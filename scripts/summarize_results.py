@@ -6,8 +6,8 @@ after more records were written adds them without duplicates.
     python scripts/summarize_results.py --results STORE --scale paper
     python scripts/make_figures.py --summary STORE/summary --scale paper   # no JSON needed
 
-The committed summaries (results/quick/summary, results/paper_scale/summary) are written by
-``scripts/curate.sh SCALE STORE``.
+The committed summaries (results/quick/summary, results/paper_scale/summary) are written only by
+``scripts/curate.sh SCALE STORE``, which passes ``--curate``; without it such an ``--out`` is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
+from experiments.figures.cli import is_curated
 from experiments.summary import update_summary
 
 
@@ -28,8 +29,18 @@ def main(argv=None):
     ap.add_argument(
         "--scale", default=None, help="only records of this scale (and scale-free ones)"
     )
+    ap.add_argument(
+        "--curate",
+        action="store_true",
+        help="allow --out to be a curated, committed directory; scripts/curate.sh passes it",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out) if args.out else Path(args.results) / "summary"
+    if is_curated(out) and not args.curate:
+        ap.error(
+            f"--out {out} is a curated (committed) directory: it is written only by "
+            "scripts/curate.sh (or add --curate); choose another --out"
+        )
     print(json.dumps({"summary": str(out), **update_summary(args.results, out, args.scale)}))
 
 

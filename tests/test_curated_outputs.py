@@ -121,6 +121,27 @@ def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_pa
     assert cli.is_curated(REPO / "results" / "paper_scale" / "figures")
 
 
+def test_summarize_results_refuses_to_write_a_curated_summary_without_curate(tmp_path):
+    summary = CURATED["quick"] / "summary" / "records.csv"
+    before = summary.read_bytes()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "summarize_results.py"),
+            "--results",
+            str(tmp_path),
+            "--out",
+            str(CURATED["quick"] / "summary"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and "curate" in proc.stderr
+    assert summary.read_bytes() == before
+
+
 def _copy_of_the_repository(dest: Path) -> Path:
     """The working tree as it would be committed (tracked and unignored files), in a new git repository."""
     files = subprocess.run(
