@@ -136,6 +136,15 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
         timeout=300,
     )
     assert plot.returncode == 0, plot.stderr[-3000:]
+    # the per-mechanism means it prints are the ones docs/own_mechanism.md shows (4 decimals: same
+    # seeds, same code; only rounding-level differences between CPUs could move them, far below 1e-4)
+    printed = [line for line in plot.stdout.splitlines() if "mean q_F by n:" in line]
+    documented = [
+        line
+        for line in (REPO / "docs" / "own_mechanism.md").read_text().splitlines()
+        if "mean q_F by n:" in line
+    ]
+    assert sorted(printed) == sorted(documented)
     png = out / "utility_vs_n_gaussian10.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     assert "my_gauss mean q_F by n" in plot.stdout and "ppca mean q_F by n" in plot.stdout

@@ -57,16 +57,14 @@ def main(argv=None) -> int:
     )
     for mech, group in df.groupby("mechanism"):
         summary = group.groupby("n")["q_F"].agg(["mean", "count"])
-        print(
-            mech,
-            "mean q_F by n:",
-            ", ".join(
-                f"n={n}: {row['mean']:.4f} ({int(row['count'])} runs)"
-                for n, row in summary.iterrows()
-            ),
-        )
+        print(mech, "mean q_F by n:", ", ".join(_mean_at(n, row) for n, row in summary.iterrows()))
     print("written:", ", ".join(map(str, paths)))
     return 0
+
+
+def _mean_at(n, row) -> str:
+    runs = int(row["count"])
+    return f"n={n}: {row['mean']:.4f} ({runs} run{'' if runs == 1 else 's'})"
 
 
 if __name__ == "__main__":
