@@ -426,6 +426,16 @@ def _one_line(exc: BaseException) -> str:
 USER_ERRORS = (UserError, PrivacyInputError, DataUnavailableError, DataCorruptError)
 
 
+def _set_by(exc: BaseException, mechanism_set: list[str]) -> str:
+    """" (you set mechanism.fn.tree=maybe)" when a mechanism's refusal opens with the name of an
+    option the user set on the command line (``tree must be true or false, ...``); else ""."""
+    if not isinstance(exc, PrivacyInputError):
+        return ""
+    first_word = str(exc).split(" ", 1)[0]
+    named = [o for o in mechanism_set if _override_key(o).rsplit(".", 1)[-1] == first_word]
+    return f" (you set {', '.join(named)})" if named else ""
+
+
 def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfig], Any]:
     """Decorator for the Hydra task function (see the module docstring)."""
 
@@ -445,7 +455,7 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
                 warnings.showwarning = _warning_printer(" ".join(overrides) or "defaults")
                 return task(cfg)
         except USER_ERRORS as exc:
-            print(_one_line(exc), file=sys.stderr, flush=True)
+            print(_one_line(exc) + _set_by(exc, mechanism_set), file=sys.stderr, flush=True)
             raise SystemExit(USER_ERROR_EXIT) from None
         except (ValueError, TypeError) as exc:
             # a mechanism refusing an option the user set: name the option, not a library frame

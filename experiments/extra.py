@@ -28,6 +28,7 @@ from mechanisms.linalg import single_thread_blas
 from mechanisms.metrics import projector_distance
 from mechanisms.online_pca import online_regret_bounds
 
+from .errors import UserError
 from .progress import progress_bar
 from .provenance import git_commit, package_versions
 from .records import (
@@ -296,6 +297,13 @@ def run_online_regret(cfg: DictConfig) -> dict:
     """
     if cfg.mechanism.name != "online_pca":
         raise ValueError("experiment=online_regret needs mechanism=online_pca")
+    if cfg.mechanism.fn.get("tree", True) is not True:
+        # the variants run are experiment.variants; a tree value here would run nothing different
+        # yet enter every record's key
+        raise UserError(
+            "experiment=online_regret takes its tree values from experiment.variants, not from "
+            "mechanism.fn.tree: drop that override (one variant only: experiment.variants=[true])"
+        )
     g = _grid(cfg)
     m = int(g["m"])
     d = int(g.get("d") or cfg.dataset.params.d)

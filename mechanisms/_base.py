@@ -181,6 +181,16 @@ def check_k(k: int, d: int) -> int:
     return k
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool if it is one (``True``/``False`` or NumPy's bools); else a clear
+    :class:`PrivacyInputError`.  A switch such as ``tree`` or ``clip`` given as a string
+    (``"false"``, ``"maybe"``) would otherwise be truthy and silently run the other variant, whose
+    guarantee differs."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise PrivacyInputError(f"{name} must be true or false, got {value!r}")
+
+
 def stream_rows(item: Any) -> np.ndarray:
     """A stream's row or chunk as a float array, before :func:`check_data` sees it.
 
@@ -232,6 +242,7 @@ def check_data(
     No error message names a value computed from the data (a count, a position, a norm): only
     public quantities (the bound, the container's type or number of dimensions) appear.
     """
+    clip = check_flag(clip, "clip")
     if isinstance(X, PreparedData):
         if row_norm_bound >= X.row_norm_bound:
             return X.X, X.n_clipped

@@ -78,6 +78,7 @@ from ._base import (
     check_data,
     check_delta,
     check_epsilon,
+    check_flag,
     check_k,
     stream_rows,
 )
@@ -355,6 +356,7 @@ def online_pca(
     principal component analysis", STOC 2014, section 4 and Algorithm 2.
     """
     calibration = check_calibration(calibration)
+    tree = check_flag(tree, "tree")
     eps = check_epsilon(epsilon)
     dl = check_delta(delta)
     sens = row_sensitivity(neighbouring)

@@ -92,9 +92,31 @@ def test_a_mechanism_option_is_checked_against_the_mechanism_the_experiment_sele
 
 def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):
     line = one_line_error(
-        run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path), "calibration"
+        run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path),
+        "calibration",
+        "(you set mechanism.fn.calibration=foo)",
     )
     assert "paper" in line and "tight" in line
+
+
+def test_a_switch_given_as_a_word_is_refused_not_read_as_true(tmp_path):
+    """A string is truthy: ``tree=maybe`` used to run the tree variant (another guarantee)."""
+    one_line_error(
+        run(["mechanism=online_pca", "dataset=gaussian10", "mechanism.fn.tree=maybe"], tmp_path),
+        "tree must be true or false, got 'maybe'",
+        "(you set mechanism.fn.tree=maybe)",
+    )
+    assert not (tmp_path / "records").exists()
+
+
+def test_online_regret_refuses_a_tree_value_it_would_ignore(tmp_path):
+    """The experiment runs experiment.variants; mechanism.fn.tree would only change the records' keys."""
+    one_line_error(
+        run(["experiment=online_regret", "mechanism.fn.tree=false"], tmp_path),
+        "experiment.variants",
+        "drop that override",
+    )
+    assert not (tmp_path / "records").exists()
 
 
 @pytest.mark.parametrize("override", ["epsilonn=0.1", "+epsilonn=0.5", "++epsilonn=0.5"])

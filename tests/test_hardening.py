@@ -91,6 +91,17 @@ def test_bad_data_refused_by_every_mechanism(name, X, k, message):
         get_mechanism(name)(X, k, rng=np.random.default_rng(0), **params)
 
 
+@pytest.mark.parametrize("name", sorted(GENERIC))
+@pytest.mark.parametrize("clip", ["false", "maybe", 1, None])
+def test_clip_must_be_a_bool(name, clip):
+    """``clip="false"`` is truthy: it would clip silently instead of refusing rows above the bound."""
+    params = dict(GENERIC[name])
+    params.update(params.pop("mechanism_params", {}))
+    X = np.array([[3.0, 0.0], [0.1, 0.1], [0.2, 0.0]])
+    with pytest.raises(PrivacyInputError, match="clip must be true or false"):
+        get_mechanism(name)(X, 1, rng=np.random.default_rng(0), clip=clip, **params)
+
+
 @pytest.mark.parametrize("name", sorted(set(GENERIC) - {"pca", "random"}))
 @pytest.mark.parametrize("eps", [0.0, -0.1, float("nan"), float("inf"), "abc"])
 def test_bad_epsilon_refused(name, eps):
