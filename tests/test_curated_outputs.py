@@ -121,6 +121,22 @@ def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_pa
     assert cli.is_curated(REPO / "results" / "paper_scale" / "figures")
 
 
+def test_make_figures_on_a_curated_directory_says_how_to_draw_its_summary():
+    """``--results results/quick`` without ``--out``: the default output lies inside the curated
+    directory; the refusal names what the user typed and the command that works, not an --out."""
+    proc = subprocess.run(
+        [sys.executable, "scripts/make_figures.py", "--results", "results/quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert "--results results/quick is a curated" in proc.stderr
+    assert "--summary results/quick/summary --out DIR" in proc.stderr
+    assert "--out results/quick" not in proc.stderr
+
+
 def test_summarize_results_refuses_to_write_a_curated_summary_without_curate(tmp_path):
     summary = CURATED["quick"] / "summary" / "records.csv"
     before = summary.read_bytes()

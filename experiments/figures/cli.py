@@ -131,6 +131,12 @@ def main(argv=None):
     results = Path(args.results)
     out = Path(args.out) if args.out else default_out(results, args.scale)
     if is_curated(out) and not args.curate:
+        if args.out is None:  # the default <results>/drawn lies inside a curated directory
+            ap.error(
+                f"--results {results} is a curated (committed) directory, which is not written "
+                f"without --curate; draw its summary elsewhere: --summary {results / 'summary'} "
+                "--out DIR"
+            )
         ap.error(
             f"--out {out} is a curated (committed) directory: it is written only by "
             "scripts/curate.sh (or add --curate); choose another --out"
