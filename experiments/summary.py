@@ -203,10 +203,12 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
                 else str(v) == "True"
             )
         )
-    for col in df.columns.difference(flags):  # restore numeric columns
+    numeric = {}  # restore numeric columns, all at once (one block each, not a fragmented frame)
+    for col in df.columns.difference(flags):
         conv = pd.to_numeric(df[col], errors="coerce")
         if conv.notna().sum() == df[col].notna().sum() and df[col].notna().any():
-            df[col] = conv
+            numeric[col] = conv
+    df = pd.DataFrame({col: numeric.get(col, df[col]) for col in df.columns})
     tpath = out / TRACES_CSV
     if tpath.exists() and "experiment" in df.columns:
         t = pd.read_csv(tpath)
