@@ -39,6 +39,7 @@ __all__ = [
     "summary_rows",
     "update_summary",
     "load_summary",
+    "latest_table1",
     "RECORDS_CSV",
     "TRACES_CSV",
     "SUMMARY_NESTED",
@@ -139,20 +140,24 @@ def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     return new.sort_values(key, kind="mergesort").reset_index(drop=True) if len(new) else new
 
 
-def _latest_table1(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with one Table 1 row per (data set, split): the one with the latest timestamp.
+def latest_table1(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with one Table 1 row per (data set, split): the one with the latest timestamp (ties:
+    the larger record id).
 
     A Table 1 record is keyed by the code version that computed it (the table is recomputed by
     every version), so a store, and a summary merged from several runs, can hold several versions'
-    rows of the same data set; the summary keeps only the latest, the one the drawn table shows.
+    rows of the same data set.  The one rule for both the summary (which keeps only these rows) and
+    the drawn table (:func:`experiments.figures.tables.table1`).
     """
     if df.empty or "experiment" not in df.columns:
         return df
     is_t1 = df["experiment"] == "table1"
     if not is_t1.any():
         return df
-    t1 = df[is_t1].sort_values(["timestamp", "record_id"], kind="mergesort")
-    stale = t1.index.difference(t1.groupby(["dataset", "split"], dropna=False).tail(1).index)
+    order = [c for c in ("timestamp", "record_id") if c in df.columns]
+    t1 = df[is_t1].sort_values(order, kind="mergesort")
+    by = [c for c in ("dataset", "split") if c in t1.columns]
+    stale = t1.index.difference(t1.groupby(by, dropna=False).tail(1).index)
     return df.drop(index=stale).reset_index(drop=True)
 
 
@@ -161,14 +166,14 @@ def update_summary(
 ) -> dict:
     """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
     Figure 1, are always kept) to the summary in ``out_dir``; returns row counts.  Of Table 1, only
-    the latest record per data set and split is kept (:func:`_latest_table1`)."""
+    the latest record per data set and split is kept (:func:`latest_table1`)."""
     store = ResultStore(results)
     recs = [r for r in store.iter_records() if scale is None or r.get("scale") in (None, scale)]
     rows, traces = summary_rows(recs)
     curves = pd.DataFrame(curve_rows(recs))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    df = _latest_table1(_merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"]))
+    df = latest_table1(_merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"]))
     _atomic_csv(df, out / RECORDS_CSV)
     tdf = pd.DataFrame(traces)
     if len(tdf) or (out / TRACES_CSV).exists():

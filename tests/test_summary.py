@@ -13,6 +13,7 @@ from experiments.summary import (
     RECORDS_CSV,
     SUMMARY_NESTED,
     TRACES_CSV,
+    latest_table1,
     load_summary,
     update_summary,
 )
@@ -189,3 +190,21 @@ def test_table1_rows_in_the_papers_order(tmp_path):
     ]
     tables.table1(pd.DataFrame(rows), tmp_path)
     assert list(pd.read_csv(tmp_path / "table1.csv").dataset) == ["kddcup", "census", "insurance"]
+
+
+def test_the_drawn_table1_shows_the_rows_the_summary_keeps(tmp_path):
+    """One rule for both: with equal timestamps the larger record id wins, in the store's table and
+    in the summary's (the drawn table used to keep whichever row came last)."""
+    store = ResultStore(tmp_path / "store")
+    drawn = {"n": 1, "d": 1, "k": 1, "q_F_over_trace": 0.5, "paper_n": 1, "paper_d": 1, "paper_q_F": 0.5}
+    for commit, q_F in (("a" * 40, 0.1), ("b" * 40, 0.2), ("c" * 40, 0.3)):
+        store.write(_table1_record("census", commit, "2026-01-01T00:00:00Z", q_F) | drawn)
+    records = store.load()
+    kept = latest_table1(records)
+    assert len(kept) == 1
+    assert kept.record_id.iloc[0] == max(records.record_id)
+    for shuffled in (records, records.iloc[::-1]):
+        tables.table1(shuffled, tmp_path / "drawn")
+        assert list(pd.read_csv(tmp_path / "drawn" / "table1.csv").q_F) == list(kept.q_F)
+    update_summary(tmp_path / "store", tmp_path / "summary")
+    assert list(pd.read_csv(tmp_path / "summary" / RECORDS_CSV).q_F) == list(kept.q_F)

@@ -17,6 +17,7 @@ import pandas as pd
 from experiments.classifiers import require_converged
 from experiments.compat import fill_legacy_protocol
 from experiments.figures.style import TABLE2_ORDER, guarantee_statuses
+from experiments.summary import latest_table1
 from experiments.table1 import DRAWN_COLUMNS, DRAWN_IF_RECORDED
 
 #: row order of the paper's Table 1
@@ -35,13 +36,13 @@ PAPER_TABLE2 = {
 
 
 def table1(df: pd.DataFrame, out: Path):
-    """Table 1, the latest record per data set, in the columns of
-    :data:`experiments.table1.DRAWN_COLUMNS` and the paper's row order."""
+    """Table 1, the latest record per data set and split (:func:`experiments.summary.latest_table1`),
+    in the columns of :data:`experiments.table1.DRAWN_COLUMNS` and the paper's row order."""
     d = df[df.experiment == "table1"]
     if d.empty:
         return None
     cols = [c for c in DRAWN_COLUMNS if c not in DRAWN_IF_RECORDED or c in d.columns]
-    t = d.sort_values("timestamp", kind="mergesort").groupby("dataset").tail(1)[cols]
+    t = latest_table1(d)[cols]
     # rows in the paper's order (ties in the timestamp must not decide it: store and summary differ)
     t = t.assign(
         _o=[TABLE1_ORDER.index(x) if x in TABLE1_ORDER else len(TABLE1_ORDER) for x in t.dataset]
