@@ -427,8 +427,8 @@ USER_ERRORS = (UserError, PrivacyInputError, DataUnavailableError, DataCorruptEr
 
 
 def _set_by(exc: BaseException, mechanism_set: list[str]) -> str:
-    """" (you set mechanism.fn.tree=maybe)" when a mechanism's refusal opens with the name of an
-    option the user set on the command line (``tree must be true or false, ...``); else ""."""
+    """The suffix `` (you set mechanism.fn.tree=maybe)`` when a mechanism's refusal opens with the
+    name of an option the user set on the command line (``tree must be ...``); else ``""``."""
     if not isinstance(exc, PrivacyInputError):
         return ""
     first_word = str(exc).split(" ", 1)[0]

@@ -183,7 +183,10 @@ def test_bad_inputs():
     for word in ("false", "maybe"):  # truthy strings: would run the tree version, another guarantee
         with pytest.raises(PrivacyInputError, match="tree must be true or false"):
             online_pca(A, 1, rng=rng, epsilon=1, delta=1e-6, tree=word)
-    assert online_pca(A, 1, rng=rng, epsilon=1, delta=1e-6, tree=np.bool_(False)).release["tree"] is False
+    assert (
+        online_pca(A, 1, rng=rng, epsilon=1, delta=1e-6, tree=np.bool_(False)).release["tree"]
+        is False
+    )
 
 
 def test_regret_bound_rates():

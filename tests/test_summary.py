@@ -196,7 +196,15 @@ def test_the_drawn_table1_shows_the_rows_the_summary_keeps(tmp_path):
     """One rule for both: with equal timestamps the larger record id wins, in the store's table and
     in the summary's (the drawn table used to keep whichever row came last)."""
     store = ResultStore(tmp_path / "store")
-    drawn = {"n": 1, "d": 1, "k": 1, "q_F_over_trace": 0.5, "paper_n": 1, "paper_d": 1, "paper_q_F": 0.5}
+    drawn = {
+        "n": 1,
+        "d": 1,
+        "k": 1,
+        "q_F_over_trace": 0.5,
+        "paper_n": 1,
+        "paper_d": 1,
+        "paper_q_F": 0.5,
+    }
     for commit, q_F in (("a" * 40, 0.1), ("b" * 40, 0.2), ("c" * 40, 0.3)):
         store.write(_table1_record("census", commit, "2026-01-01T00:00:00Z", q_F) | drawn)
     records = store.load()
