@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from hydra.core.config_store import ConfigStore
+from hydra.errors import InstantiationException
 from omegaconf import MISSING, DictConfig
 
 from mechanisms import PrivacyInputError, check_delta
@@ -109,6 +110,29 @@ def check_command_line(args: list[str]) -> None:
             )
 
 
+#: Hydra's run modes (flag -> its long name), of which one command line takes at most one
+MODE_FLAGS = {
+    "-m": "--multirun",
+    "--multirun": "--multirun",
+    "-r": "--run",
+    "--run": "--run",
+    "-c": "--cfg",
+    "--cfg": "--cfg",
+    "-i": "--info",
+    "--info": "--info",
+    "-sc": "--shell-completion",
+    "--shell-completion": "--shell-completion",
+}
+
+
+def check_modes(args: list[str]) -> None:
+    """Raise :class:`UserError` for two of Hydra's run modes on one command line (``-m --cfg job``),
+    which Hydra refuses with a traceback."""
+    modes = sorted({MODE_FLAGS[f] for a in args if (f := a.split("=", 1)[0]) in MODE_FLAGS})
+    if len(modes) > 1:
+        raise UserError(f"{' and '.join(modes)} cannot be combined: give one of them")
+
+
 #: the config groups of ``conf/`` chosen on the command line (``mechanism=ppca``)
 CHOSEN_GROUPS = ("dataset", "mechanism", "scale", "experiment")
 
@@ -144,8 +168,23 @@ def _group_options(group: str, dirs: list[Path]) -> list[str]:
 
 
 def _values(override) -> list:
-    """The values of a parsed override: its choices for a sweep (``a,b``, ``range(1,4)``)."""
+    """The values of a parsed override: its choices for a sweep (``a,b``, ``range(1,4)``); a
+    ``glob(...)`` of a config group stays one value, expanded by :func:`_group_choices`."""
+    from hydra.core.override_parser.types import Glob
+
+    if isinstance(override.value(), Glob):
+        return [override.value()]
     return list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+
+
+def _group_choices(values: list, options: list[str]) -> list[str]:
+    """``values`` of a group override as option names, each ``glob(...)`` expanded over ``options``."""
+    from hydra.core.override_parser.types import Glob
+
+    out: list[str] = []
+    for v in values:
+        out.extend(v.filter(options) if isinstance(v, Glob) else [str(v)])
+    return out
 
 
 def _group_file(group: str, name: str, dirs: list[Path]) -> Path | None:
@@ -168,22 +207,22 @@ def _default_choice(path: Path, group: str) -> str | None:
     return None
 
 
-def _chosen(parsed, group: str) -> list[str] | None:
+def _chosen(parsed, group: str, dirs: list[Path]) -> list[str] | None:
     for o in parsed:
         if o.key_or_group == group and not o.is_delete():
-            return [str(v) for v in _values(o)]
+            return _group_choices(_values(o), _group_options(group, dirs))
     return None
 
 
 def _chosen_mechanisms(parsed, dirs: list[Path]) -> list[str]:
     """The mechanisms a command line runs: its ``mechanism=`` choices, else the one each chosen
     experiment selects (``override /mechanism``), else ``conf/config.yaml``'s default."""
-    mechanisms = _chosen(parsed, "mechanism")
+    mechanisms = _chosen(parsed, "mechanism", dirs)
     if mechanisms is not None:
         return mechanisms
     top = _conf_dir() / "config.yaml"
     fallback = _default_choice(top, "mechanism")
-    experiments = _chosen(parsed, "experiment") or [_default_choice(top, "experiment")]
+    experiments = _chosen(parsed, "experiment", dirs) or [_default_choice(top, "experiment")]
     out = []
     for e in experiments:
         path = _group_file("experiment", str(e), dirs) if e is not None else None
@@ -249,8 +288,12 @@ def check_override_values(args: list[str]) -> None:
                 continue
             options = _group_options(key, dirs)
             for v in vals:
-                if str(v) not in options:
-                    raise UserError(f"unknown {key} {v!r}; valid: {', '.join(options)}")
+                names = _group_choices([v], options)
+                if not names:  # a glob(...) that matches no option: Hydra would launch 0 jobs
+                    raise UserError(f"{o.input_line} matches no {key}; valid: {', '.join(options)}")
+                for name in names:
+                    if name not in options:
+                        raise UserError(f"unknown {key} {name!r}; valid: {', '.join(options)}")
         elif key in typed:
             for v in vals:
                 if isinstance(v, str) and "${" in v:
@@ -468,16 +511,37 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
                 flush=True,
             )
             raise SystemExit(USER_ERROR_EXIT) from None
+        except InstantiationException as exc:
+            # e.g. a mechanism file's _target_ whose package is not importable (PYTHONPATH unset)
+            if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            print(f"Error (bad value): {_instantiation_line(exc)}", file=sys.stderr, flush=True)
+            raise SystemExit(USER_ERROR_EXIT) from None
         except KeyboardInterrupt:
             raise SystemExit(INTERRUPTED_EXIT) from None
 
     return wrapper
 
 
+def _instantiation_line(exc: BaseException) -> str:
+    """Hydra's instantiation error in one line: its first line, the config key, and for a target
+    that cannot be imported, where Python looks for it."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    first = lines[0].replace(", set env var HYDRA_FULL_ERROR=1 to see chained exception.", "")
+    key = next((x.split(":", 1)[1].strip() for x in lines if x.startswith("full_key:")), None)
+    hint = " (is its module on PYTHONPATH?)" if first.startswith("Error locating target") else ""
+    return f"{key}: {first}{hint}" if key else f"{first}{hint}"
+
+
 def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> int:
     """``run.py``'s main: refuse unknown top-level keys, run the Hydra ``app``, and turn Ctrl-C into
     one line and exit status 130 (worker processes of a sweep stay silent)."""
     argv = sys.argv[1:] if args is None else args
+    try:
+        check_modes(argv)
+    except UserError as exc:
+        print(f"Error (bad flags): {exc}", file=sys.stderr, flush=True)
+        return USER_ERROR_EXIT
     try:
         check_command_line(argv)
     except UserError as exc:

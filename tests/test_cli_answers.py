@@ -72,11 +72,27 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
             ["mechanism=ppca", "mechanism.fn.min_ess=5"],
             ["not in conf/mechanism/ppca.yaml", "+mechanism.fn.min_ess=<value>"],
         ),
+        (["-m", "dataset=glob(zzz*)"], ["dataset=glob(zzz*) matches no dataset", "gaussian10"]),
+        (["-m", "dataset=glob(spik*)", "epsilon=abc"], ["epsilon=abc", "Float"]),
+        (
+            ["-m", "mechanism=glob(ppca*)", "mechanism.fn.tree=false"],
+            ["mechanism ppca has no option 'tree'"],
+        ),
+        (["mechanism.fn._target_=nope.x"], ["Error locating target 'nope.x'", "PYTHONPATH"]),
+        (  # the example mechanism without PYTHONPATH=examples/my_mechanism
+            ["mechanism=my_gauss", "--config-dir", "examples/my_mechanism/conf"],
+            ["'my_gauss.my_gauss'", "PYTHONPATH"],
+        ),
     ],
 )
 def test_what_hydra_would_refuse_while_composing_gets_one_line(tmp_path, args, needles):
     one_line_error(run(args, tmp_path), "Error (bad value)", *needles)
     assert not (tmp_path / "records").exists()
+
+
+@pytest.mark.parametrize("args", [["-m", "--cfg", "job"], ["--multirun", "--info"]])
+def test_two_run_modes_get_one_line(tmp_path, args):
+    one_line_error(run(args, tmp_path), "Error (bad flags)", "cannot be combined")
 
 
 def test_a_mechanism_option_is_checked_against_the_mechanism_the_experiment_selects():
