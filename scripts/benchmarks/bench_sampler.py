@@ -167,9 +167,10 @@ def mixing_main(args) -> None:
         "statistics q = tr(VᵀAV), s1 = ‖Vᵀu_1‖², sk = ‖Vᵀu_k‖²",
         flush=True,
     )
-    for name, d, k, _n, _q in datasets:
+    for name, _d, k, _n, _q in datasets:
         ds = load_dataset(name, data_dir=args.data_dir)
         X = np.asarray(ds.X, dtype=np.float64)
+        d = X.shape[1]  # the data's d (census: 512 on the test split), not the paper's
         for n in args.n:
             rng = np.random.default_rng([args.seed, n])
             Xn = X if n <= 0 or n >= X.shape[0] else X[rng.choice(X.shape[0], n, replace=False)]
