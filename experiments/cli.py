@@ -5,8 +5,10 @@
   their types.
 * :func:`check_override_values` refuses, before Hydra composes anything, what Hydra would refuse
   in a message of several lines: a value of the wrong type (``epsilon=abc``, ``seed=1.5``), a group
-  option that does not exist (``mechanism=ppcaa``) and a ``mechanism.fn.<option>`` without ``+``
-  that the mechanism's config file does not hold, naming the key and what is valid.
+  option that does not exist (``mechanism=ppcaa``, or a ``glob(...)`` sweep matching none) and a
+  ``mechanism.fn.<option>`` without ``+`` that the mechanism's config file does not hold, naming the
+  key and what is valid.
+* :func:`check_modes` refuses two of Hydra's run modes at once (``-m --cfg job``).
 * :func:`check_ranges` checks the ranges a type cannot express (``seed >= 0``, ``0 < delta < 1``, ...)
   and raises :class:`UserError` naming the key.
 * :func:`check_command_line` refuses, before Hydra composes anything, a top-level key that is not
@@ -14,7 +16,8 @@
 * :func:`check_mechanism_options` checks the ``mechanism.fn.*`` options the user set (a sampler
   name, an iteration count) and names the option and its valid values.
 * :func:`report_user_errors` wraps the task function: an error caused by the user (a bad value,
-  a missing or corrupt data file, input a mechanism refuses, a mechanism option it refuses) prints
+  a missing or corrupt data file, input a mechanism refuses, a mechanism option it refuses, a
+  ``_target_`` that cannot be imported) prints
   one line to stderr — what is wrong, which key or file, what to do — and exits with status 2,
   without a traceback.  Any other exception (a real bug) propagates with its traceback as usual;
   ``HYDRA_FULL_ERROR=1`` still gives the full trace.  Warnings raised during the run print as one
