@@ -175,7 +175,7 @@ def subspace_exact_tolerance(
     }
     if n_subsets > max_candidates:
         return _too_many_candidates(
-            "subspace_exact", n, k, max_candidates, too_many, guarantee, diagnostics
+            "subspace_exact", k, max_candidates, too_many, guarantee, diagnostics
         )
 
     bases, scores, n_zero = _tolerance_candidates(X, k, tol)

@@ -59,8 +59,9 @@ Choices made here (see also ``docs/mechanisms_other.md``)
 Release vs diagnostics (``MechanismOutput``):
   release      ``status``, ``noise``, ``noise_scale`` (σ or b of the formula, before the
                ||X_{l-1}||_∞ factor for entry-level: a function of ε, δ, p, L', d only — never of
-               n), ``noise_std_per_iteration`` (entry-level: times ||X_{l-1}||_∞, a function of the
-               earlier noisy products), ``noise_multiplier``, ``p``, ``iterations``,
+               n), ``noise_std_per_iteration`` (the standard deviation of each product's noise: σ, or
+               √2·b for Laplace; entry-level: times ||X_{l-1}||_∞, a function of the earlier
+               noisy products), ``noise_multiplier``, ``p``, ``iterations``,
                ``n_noisy_products``, ``calibration``, ``output``, ``matrix``; with
                ``return_trace=True`` also ``trace`` (the noisy products Y_l: exactly what the
                composition argument releases).
@@ -226,7 +227,8 @@ def noisy_power(
         is not a per-person guarantee; it is used only when asked for by name.
     calibration : {"paper", "zcdp", "tight"}, default "paper"
         ``"paper"``: σ = Δ ε⁻¹ √(4 L′ log 1/δ); ``"zcdp"``: exact zCDP inversion; ``"tight"``:
-        the smallest σ for the exact Gaussian profile of the L′ products (Gaussian only).
+        the smallest σ for the exact Gaussian profile of the L′ products.  ``"zcdp"`` and
+        ``"tight"`` apply to Gaussian noise only: ``noise="laplace"`` needs ``"paper"``.
     output : {"projected", "first-k"}, default "projected"
         ``"projected"`` adds one more noisy product (Corollary E.3's B = X_L Y_{L+1}ᵀ);
         ``"first-k"`` returns the first k columns of X_L.
@@ -263,10 +265,12 @@ def noisy_power(
         raise PrivacyInputError(
             f"calibration must be 'paper', 'zcdp' or 'tight', got {calibration!r}"
         )
-    if calibration == "tight" and noise != "gaussian":
+    if noise == "laplace" and calibration != "paper":
+        # zcdp and tight calibrate Gaussian noise; accepting them here would record a calibration
+        # that was not used
         raise PrivacyInputError(
-            "calibration='tight' calibrates Gaussian noise; the Laplace variant is "
-            "pure eps-DP by basic composition (use calibration='paper')"
+            "calibration must be 'paper' for noise='laplace' (pure eps-DP by basic composition "
+            f"over the noisy products); 'zcdp' and 'tight' calibrate Gaussian noise, got {calibration!r}"
         )
     p = min(2 * k, d) if p is None else int(p)
     if not (k <= p <= d):
@@ -298,11 +302,12 @@ def noisy_power(
     A = (A + A.T) / 2
 
     def draw(Xl: np.ndarray) -> tuple[np.ndarray, float]:
+        """The noise of one product and its standard deviation (Laplace(b): √2·b)."""
         std_factor = float(np.max(np.abs(Xl))) if entry else 1.0
         s = scale * std_factor
         if noise == "gaussian":
             return rng.normal(0.0, s, size=(d, p)), s
-        return rng.laplace(0.0, s, size=(d, p)), s
+        return rng.laplace(0.0, s, size=(d, p)), math.sqrt(2.0) * s
 
     Xl = random_orthonormal(d, p, rng)
     per_iter: list[float] = []

@@ -363,7 +363,7 @@ def online_pca(
     rows, m_known, d, clipped = _rows(X, clip)
     m = m_known if horizon is None else int(horizon)
     if m_known is not None and horizon is not None and m_known > int(horizon):
-        raise PrivacyInputError(f"stream has {m_known} rows, more than horizon={horizon}")
+        raise PrivacyInputError(f"stream longer than horizon={horizon}")  # its length: not named
     if tree and m is None:
         raise PrivacyInputError("tree=True needs the stream length: pass an array or horizon=m")
 

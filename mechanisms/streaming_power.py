@@ -172,7 +172,10 @@ def streaming_power(
     if Xl is None:
         raise PrivacyInputError(f"the stream holds fewer than block_size={block_size} rows")
     if iterations is not None and L < iterations:
-        raise PrivacyInputError(f"the stream ran out after {L} of {iterations} blocks")
+        # the number of blocks read is a function of the stream's length: not named
+        raise PrivacyInputError(
+            f"the stream ran out before iterations={iterations} blocks of block_size={block_size} rows"
+        )
     if private:
         guarantee = PrivacyGuarantee(
             eps,

@@ -199,17 +199,17 @@ def _exact_inputs(
     return X, n_clipped, k, eps, dl, int(ell)
 
 
-def _too_many_message(n: int, k: int, n_subsets: int, max_candidates: int) -> str:
+def _too_many_message(k: int, max_candidates: int) -> str:
+    """The same text for every data set: neither n nor C(n, k) (public under replacement, but a
+    message names no number computed from the data)."""
     return (
-        f"C(n={n}, k={k}) = {n_subsets} candidate subsets exceeds max_candidates={max_candidates} "
-        f"(depends on n and k only); the exact-case estimator is a combinatorial search meant for "
-        f"small inputs"
+        f"the C(n, k={k}) candidate subsets exceed max_candidates={max_candidates} (a function of n "
+        f"and k only); the exact-case estimator is a combinatorial search meant for small inputs"
     )
 
 
 def _too_many_candidates(
     label: str,
-    n: int,
     k: int,
     max_candidates: int,
     too_many: str,
@@ -218,7 +218,7 @@ def _too_many_candidates(
 ) -> MechanismOutput:
     """C(n, k) > ``max_candidates``: raise (``too_many="raise"``) or return ⊥ with a fixed reason; the
     decision depends on (n, k) only, public under replacement."""
-    msg = _too_many_message(n, k, math.comb(n, k), max_candidates)
+    msg = _too_many_message(k, max_candidates)
     if too_many == "raise":
         raise PrivacyInputError(f"{label}: {msg}")
     return _exact_output(
@@ -516,7 +516,7 @@ def _exact_ptr(
     }
     if n_subsets > max_candidates:
         return _too_many_candidates(
-            "subspace_exact", n, k, max_candidates, too_many, guarantee, diagnostics
+            "subspace_exact", k, max_candidates, too_many, guarantee, diagnostics
         )
 
     keys, scores, witnesses, n_zero = _exact_candidates(X, k)
@@ -620,7 +620,7 @@ def _subspace_exact_paper_unfixed(
     }
     if n_subsets > max_candidates:
         return _too_many_candidates(
-            "subspace_exact (paper)", n, k, max_candidates, too_many, guarantee, diagnostics
+            "subspace_exact (paper)", k, max_candidates, too_many, guarantee, diagnostics
         )
     keys, cand_scores, _, n_zero = _exact_candidates(X, k)
     scores = np.concatenate([[null_score], cand_scores])  # index 0 = NULL

@@ -284,3 +284,44 @@ def test_estimator_bad_input_messages_quote_no_data():
         assert_all_equal(
             [messages(lambda Y=Y: method(Y)) for Y in (X[0], X[1] * 3)], expect_error=True
         )
+
+
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        (
+            "streaming_power",
+            {"epsilon": EPS, "delta": DELTA, "block_size": 10, "iterations": 50},
+        ),  # runs out of blocks
+        ("online_pca", {"epsilon": EPS, "delta": DELTA, "horizon": 30}),  # longer than horizon
+    ],
+)
+def test_a_stream_of_the_wrong_length_is_refused_without_its_length(name, kwargs):
+    """Streams of 40 and 51 rows (an added row) are refused with the same text: the number of rows
+    or blocks read is a function of the data's length."""
+    for as_stream in (iter, np.asarray):  # an iterator of rows, and an array (length known)
+        results = [
+            messages(
+                lambda n=n: get_mechanism(name)(
+                    as_stream(_data(n)), 1, rng=np.random.default_rng(1), **kwargs
+                )
+            )
+            for n in (40, 51)
+        ]
+        assert_all_equal(results, expect_error=True)
+
+
+def test_subspace_exact_too_many_candidates_names_no_n():
+    """C(n, k) > max_candidates: the refusal and the ⊥ reason (part of the release) are the same
+    text for n = 300 and n = 301 (k = 2: 44,850 and 45,150 candidate subsets)."""
+
+    def run(n, too_many):
+        X = np.zeros((n, 3))
+        X[:, 0] = 0.5
+        return get_mechanism("subspace_exact")(
+            X, 2, rng=np.random.default_rng(1), epsilon=EPS, delta=DELTA, too_many=too_many
+        )
+
+    assert_all_equal([messages(lambda n=n: run(n, "raise")) for n in (300, 301)], expect_error=True)
+    reasons = {run(n, "bottom").release["reason"] for n in (300, 301)}
+    assert len(reasons) == 1

@@ -154,8 +154,23 @@ def test_empirical_noise_laplace():
     assert out.guarantee.delta == 0.0
     b = out.release["noise_scale"]
     assert b == pytest.approx(2 * (L + 1) * math.sqrt(d * 6) / 1.0)
+    assert out.release["noise_std_per_iteration"] == [math.sqrt(2) * b] * (L + 1)
     for Y in out.release["trace"]:
         assert np.std(Y) == pytest.approx(math.sqrt(2) * b, rel=0.15)
+
+
+@pytest.mark.parametrize("calibration", ["zcdp", "tight"])
+def test_laplace_noise_refuses_a_gaussian_calibration(calibration):
+    """The Laplace variant composes by basic composition; recording 'zcdp' would misstate it."""
+    with pytest.raises(PrivacyInputError, match="calibration must be 'paper' for noise='laplace'"):
+        noisy_power(
+            np.zeros((5, 8)),
+            2,
+            rng=np.random.default_rng(0),
+            epsilon=1.0,
+            noise="laplace",
+            calibration=calibration,
+        )
 
 
 def test_shapes_orthonormality_and_guarantee(small_data):
