@@ -269,13 +269,19 @@ def _rounded(v: Any) -> str:
 
 
 def human_summary(record: dict) -> str:
-    """A few rounded lines about a result: for a mechanism run, what ran, its guarantee, q_F against
-    the optimum, and where the full record is stored; otherwise its top-level fields, rounded."""
+    """A few rounded lines about a result: for a mechanism run, what ran, its guarantee (ε, δ, the
+    neighbouring relation they refer to, and the status unless proven), q_F against the optimum,
+    and where the full record is stored; otherwise its top-level fields, rounded."""
     if "q_F_opt" in record and "record_id" in record:
         status = record.get("guarantee_status")
         guarantee = f"ε = {_rounded(record.get('epsilon'))}"
-        if record.get("neighbouring") != "none" and record.get("delta"):
+        if str(record.get("epsilon")) == "inf":
+            guarantee = "not private (ε = inf)"
+        relation = record.get("neighbouring")
+        if relation != "none" and record.get("delta"):
             guarantee += f", δ = {_rounded(record.get('delta'))}"
+        if relation and relation != "none":  # what the ε refers to (replace vs add/remove differ)
+            guarantee += f" ({relation})"
         if status and status != "proven":
             guarantee += f" [{status}]"
         q, opt = record.get("q_F"), record.get("q_F_opt")

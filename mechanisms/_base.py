@@ -87,9 +87,12 @@ class PrivacyGuarantee:
 
     ``status`` (one of :data:`GUARANTEE_STATUSES`) says whether the (ε, δ) claim is proven for
     the output as computed, or only nominal (e.g. PPCA's MCMC draw: ε holds for an exact draw
-    from the target, not for the chain's state).  ``exact`` keeps its older, per-mechanism
-    meaning (False: the recorded ε is an upper bound, or the draw/constants are approximate; the
-    ``note`` says which); wherever a result is shown, use ``status``.
+    from the target, not for the chain's state).  ``exact`` is an older flag whose meaning is
+    per mechanism: False marks an approximate draw (PPCA's chain), a recorded ε that is a
+    composition bound by construction (online PCA's Algorithm 2), or reconstructed constants
+    (``private_sketch``'s ``paper``), and the ``note`` says which.  True does **not** mean that ε
+    is tight: most ``paper`` calibrations are conservative (their exact ε(δ) is smaller:
+    docs/calibration.md).  Wherever a result is shown, use ``status``.
     """
 
     epsilon: float

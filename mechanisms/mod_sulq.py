@@ -80,9 +80,10 @@ def mod_sulq(
         Source of the noise matrix N.
     clip : bool, default False
         Scale rows above the unit norm back onto the unit ball instead of refusing them.
-    calibration : {"paper", "tight"}, default "paper"
-        β of eq. (5), or the smallest β for the exact Gaussian profile (sensitivity √2/n,
-        :func:`mechanisms.calibration.mod_sulq_noise_scale_tight`).
+    calibration : {"paper", "tight", "sulq"}, default "paper"
+        β of eq. (5), the smallest β for the exact Gaussian profile (sensitivity √2/n,
+        :func:`mechanisms.calibration.mod_sulq_noise_scale_tight`), or the original SULQ noise
+        (:func:`sulq_noise_scale`, larger than eq. (5)).
 
     Returns
     -------

@@ -7,7 +7,9 @@ Appendix E of the paper.  The algorithm (their Figure 3,
     for l = 1..L:   Y_l = A X_{l-1} + G_l,   X_l = orthonormalise(Y_l)
 
 with ``G_l ~ N(0, ||X_{l-1}||_inf^2 sigma^2)^{d x p}`` and ``sigma = eps^-1 sqrt(4 p L log(1/delta))``
-(Lemma E.5 / Claim E.2), or, for (eps, 0)-DP, Laplace noise (Corollary E.7).
+(Figure 3 / Claim E.2, for the entry-level relation of Definition E.1; Lemma E.5 proves the same
+sigma, without the ||X_{l-1}||_inf factor, for unit spectral-norm changes, Definition E.4), or, for
+(eps, 0)-DP, Laplace noise (Corollary E.7).
 
 Choices made here (see also ``docs/mechanisms_other.md``)
 ---------------------------------------------------------
@@ -28,7 +30,7 @@ Choices made here (see also ``docs/mechanisms_other.md``)
     L2 norm <= 1, so A - A' = xxᵀ - yyᵀ.  For any X with orthonormal columns,
     ``||(xxᵀ - yyᵀ) X||_F <= ||xxᵀ - yyᵀ||_F = sqrt(|x|⁴ + |y|⁴ - 2(x·y)²) <= sqrt(2)``,
     attained for orthogonal unit x, y inside span(X).  So the L2 sensitivity of one product
-    is sqrt(2) (for XᵀX; sqrt(2)/n for XᵀX/n) — tighter than the 2/n one gets from the
+    is sqrt(2) (for XᵀX; sqrt(2)/n for XᵀX/n) — tighter than the 2 (2/n) one gets from the
     triangle inequality.
   - ``"add-remove-one-row"``: A - A' = xxᵀ, sensitivity ``||xxᵀ X||_F <= |x|² <= 1``.
 * **Composition over iterations (Gaussian).**  Each product is a Gaussian mechanism with
@@ -99,7 +101,8 @@ NEIGHBOURINGS = ("entry-level", "replace-one-row", "add-remove-one-row")
 
 
 def noisy_power_noise_scale(epsilon: float, delta: float, p: int, L: int) -> float:
-    """σ = ε⁻¹ sqrt(4 p L log(1/δ)) — Hardt & Price, Lemma E.5 / Figure 3 (entry-level).
+    """σ = ε⁻¹ sqrt(4 p L log(1/δ)) — Hardt & Price, Figure 3 / Claim E.2 (entry-level, Def. E.1);
+    Lemma E.5 states the same σ for unit spectral-norm changes (Def. E.4).
 
     The noise in iteration l is N(0, σ² ||X_{l-1}||_∞²) per entry.  Valid (by zCDP, see the
     module docstring) for ε <= 8 (1 - 1/sqrt 2) log(1/δ); ``L`` is the number of noisy products.
@@ -129,7 +132,8 @@ def noisy_power_row_noise_scale(
 ) -> float:
     """Noise std per entry of G_l for the row-level PPM on A = XᵀX (divide by n for XᵀX/n).
 
-    ``calibration="paper"``: Δ ε⁻¹ sqrt(4 L log(1/δ)) (Lemma E.5's form, Δ = row sensitivity);
+    ``calibration="paper"``: Δ ε⁻¹ sqrt(4 L log(1/δ)) (the form of HP14's σ with Δ the L2
+    sensitivity of a whole product, so no factor p);
     ``calibration="zcdp"``: Δ sqrt(L / (2ρ)) with ρ = zcdp_rho_for(ε, δ);
     ``calibration="tight"``: gaussian_sigma_tight(Δ, ε, δ, L) (exact profile, dp-accounting).
     No ||X||_∞ factor.
@@ -246,7 +250,8 @@ def noisy_power(
     References
     ----------
     Hardt and Price, "The noisy power method: a meta algorithm with applications", NeurIPS 2014:
-    Figure 3 (PPM), Lemma E.5 / Claim E.2 (privacy), Corollary E.7 (Laplace).
+    Figure 3 (PPM), Claim E.2 (entry-level privacy), Lemma E.5 (unit spectral-norm changes),
+    Corollary E.7 (Laplace).
     """
     X, n_clipped = check_data(X, clip=clip)
     n, d = X.shape

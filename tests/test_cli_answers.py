@@ -157,6 +157,7 @@ def test_a_run_prints_a_short_rounded_summary_and_a_resume_shows_the_stored_reco
     lines = proc.stdout.strip().splitlines()
     assert 1 <= len(lines) <= 4 and len(proc.stdout) < 600
     assert "q_F = 0." in proc.stdout and not any(line.startswith("{") for line in lines)
+    assert "ε = 0.1, δ = 0.01 (replace-one-row):" in proc.stdout  # the relation the ε refers to
     q_printed = proc.stdout.split("q_F = ")[1].split()[0]
     assert len(q_printed) == len("0.1234")  # rounded
     (path,) = (tmp_path / "records").glob("*.json")
