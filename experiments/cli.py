@@ -111,6 +111,9 @@ def check_command_line(args: list[str]) -> None:
                 f"unknown key {top!r} in {override!r}; valid top-level keys: "
                 f"{', '.join(valid_keys())} (and hydra.*)"
             )
+        if top in EXTRA_KEYS and not override.startswith("+"):
+            # not in the schema: Hydra would refuse it without '+' in several lines
+            raise UserError(f"{top} is set with a '+': +{override}")
 
 
 #: Hydra's run modes (flag -> its long name), of which one command line takes at most one

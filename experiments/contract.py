@@ -472,6 +472,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-audit", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    try:
+        _resolve(args.mechanism)
+    except (ImportError, AttributeError, ValueError) as exc:
+        # a module not on PYTHONPATH, a misspelt function or registry name: one line, exit 2
+        print(
+            f"Error: cannot find mechanism {args.mechanism!r}: {exc} (a registry name, or "
+            "module:function with the module importable, e.g. on PYTHONPATH)",
+            file=sys.stderr,
+        )
+        return 2
     report = check_mechanism(
         args.mechanism,
         epsilon=args.epsilon,

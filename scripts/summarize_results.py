@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from experiments.figures.cli import is_curated
+from experiments.figures.cli import check_store_arguments, is_curated
 from experiments.summary import update_summary
 
 
@@ -35,6 +35,7 @@ def main(argv=None):
         help="allow --out to be a curated, committed directory; scripts/curate.sh passes it",
     )
     args = ap.parse_args(argv)
+    check_store_arguments(ap, Path(args.results), args.scale)
     out = Path(args.out) if args.out else Path(args.results) / "summary"
     if is_curated(out) and not args.curate:
         ap.error(

@@ -180,3 +180,14 @@ def test_module_function_string_and_cli(capsys):
         == 0
     )
     assert "contract of mechanisms.mod_sulq:mod_sulq: OK" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name", ["no_such_module_xyz:fn", "mechanisms:no_such_fn", "not_registered"]
+)
+def test_contract_command_refuses_a_mechanism_it_cannot_find_in_one_line(name, capsys):
+    from experiments.contract import main
+
+    assert main([name, "--no-audit"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"Error: cannot find mechanism {name!r}")

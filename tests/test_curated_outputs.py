@@ -221,3 +221,32 @@ def test_the_documented_commands_leave_every_committed_file_untouched(tmp_path):
         check=True,
     ).stdout
     assert status == ""
+
+
+@pytest.mark.parametrize(
+    "script,args,needle",
+    [
+        ("make_figures.py", ["--only", "fig3,tabel2"], "--only tabel2: no such figure or table"),
+        ("make_figures.py", ["--scale", "quik"], "--scale quik: no such scale"),
+        ("make_figures.py", ["--results", "{missing}"], "no records/ directory"),
+        ("summarize_results.py", ["--scale", "quik"], "--scale quik: no such scale"),
+        ("summarize_results.py", ["--results", "{missing}"], "no records/ directory"),
+    ],
+)
+def test_a_typo_in_a_drawing_or_summary_command_is_refused(tmp_path, script, args, needle):
+    """Before, each of these drew or summarised nothing (or a directory named after the typo) and
+    exited 0."""
+    store = tmp_path / "store"
+    (store / "records").mkdir(parents=True)
+    args = [a.replace("{missing}", str(tmp_path / "missing")) for a in args]
+    if "--results" not in args:
+        args = ["--results", str(store), *args]
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args, "--out", str(tmp_path / "out")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "missing").exists()

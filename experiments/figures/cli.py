@@ -59,35 +59,58 @@ def make_all(
     if scale and "scale" in df.columns:
         # records without a scale (Table 1, the Figure 1 bound) do not depend on it
         df = df[(df["scale"] == scale) | df["scale"].isna()]
-    jobs = {
-        "fig1": lambda: fig1(df, out / "figures"),
-        "fig2": lambda: fig2(df, out / "figures"),
-        "fig3": lambda: utility_vs_n(
-            df, ["census", "kddcup"], out / "figures", "fig3", "Figure 3: utility vs n"
-        ),
-        "fig4": lambda: utility_vs_n(
-            df, ["localization", "insurance"], out / "figures", "fig4", "Figure 4: utility vs n"
-        ),
-        "fig5": lambda: fig5(df, out / "figures"),
-        "table1": lambda: table1(df, out / "tables"),
-        "table2": lambda: table2(df, out / "tables"),
-        "footnote1": lambda: footnote1(df, out / "tables"),
-        "utility_vs_n": lambda: utility_vs_n_table(df, out / "tables"),
-        "utility_vs_epsilon": lambda: utility_vs_epsilon_table(df, out / "tables"),
-        "sampler_convergence": lambda: sampler_convergence_table(df, out / "tables"),
-        "fig_classification": lambda: fig_classification(df, out / "figures"),
-        "dimension_scaling": lambda: fig_dimension_scaling(df, out / "figures"),
-        "online_regret": lambda: fig_online_regret(df, out / "figures"),
-    }
     made = {}
-    for name, job in jobs.items():
+    for name, draw in DRAWINGS.items():
         if only and name not in only:
             continue
-        made[name] = job()
+        made[name] = draw(df, out)
         print(
             f"{name}: {'no records, skipped' if made[name] is None else ', '.join(map(str, made[name]))}"
         )
     return made
+
+
+#: every figure and table, by the name ``--only`` takes: (records, output directory) -> paths or None
+DRAWINGS = {
+    "fig1": lambda df, out: fig1(df, out / "figures"),
+    "fig2": lambda df, out: fig2(df, out / "figures"),
+    "fig3": lambda df, out: utility_vs_n(
+        df, ["census", "kddcup"], out / "figures", "fig3", "Figure 3: utility vs n"
+    ),
+    "fig4": lambda df, out: utility_vs_n(
+        df, ["localization", "insurance"], out / "figures", "fig4", "Figure 4: utility vs n"
+    ),
+    "fig5": lambda df, out: fig5(df, out / "figures"),
+    "table1": lambda df, out: table1(df, out / "tables"),
+    "table2": lambda df, out: table2(df, out / "tables"),
+    "footnote1": lambda df, out: footnote1(df, out / "tables"),
+    "utility_vs_n": lambda df, out: utility_vs_n_table(df, out / "tables"),
+    "utility_vs_epsilon": lambda df, out: utility_vs_epsilon_table(df, out / "tables"),
+    "sampler_convergence": lambda df, out: sampler_convergence_table(df, out / "tables"),
+    "fig_classification": lambda df, out: fig_classification(df, out / "figures"),
+    "dimension_scaling": lambda df, out: fig_dimension_scaling(df, out / "figures"),
+    "online_regret": lambda df, out: fig_online_regret(df, out / "figures"),
+}
+
+
+def scale_names() -> list[str]:
+    """The scales of ``conf/scale/`` (what ``--scale`` may name)."""
+    return sorted(p.stem for p in (REPO / "conf" / "scale").glob("*.yaml"))
+
+
+def check_store_arguments(
+    ap: argparse.ArgumentParser, results: Path, scale: str | None, *, store: bool = True
+) -> None:
+    """Refuse, in argparse's one line and exit 2, a ``--scale`` that is no scale and (``store``) a
+    ``--results`` that holds no ``records/``: a typo would otherwise draw or summarise nothing and
+    exit 0."""
+    if scale is not None and scale not in scale_names():
+        ap.error(f"--scale {scale}: no such scale; valid: {', '.join(scale_names())}")
+    if store and not (results / "records").is_dir():
+        ap.error(
+            f"--results {results}: no records/ directory there (a results store holds one; a "
+            "summary is drawn with --summary DIR)"
+        )
 
 
 def default_out(results: Path, scale: str | None) -> Path:
@@ -129,6 +152,12 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
     results = Path(args.results)
+    only = set(filter(None, args.only.split(",")))
+    if only - set(DRAWINGS):
+        ap.error(
+            f"--only {','.join(sorted(only - set(DRAWINGS)))}: no such figure or table; valid: "
+            + ", ".join(DRAWINGS)
+        )
     out = Path(args.out) if args.out else default_out(results, args.scale)
     if is_curated(out) and not args.curate:
         if args.out is None:  # the default <results>/drawn lies inside a curated directory
@@ -141,10 +170,11 @@ def main(argv=None):
             f"--out {out} is a curated (committed) directory: it is written only by "
             "scripts/curate.sh (or add --curate); choose another --out"
         )
+    check_store_arguments(ap, results, args.scale, store=args.summary is None)
     make_all(
         results,
         out,
-        set(filter(None, args.only.split(","))) or None,
+        only or None,
         args.scale,
         Path(args.summary) if args.summary else None,
     )
