@@ -258,6 +258,22 @@ def _check_mechanism_key(key: str, mechanism: str, dirs: list[Path]) -> None:
     raise _no_such_option(key, mechanism, option, accepted)
 
 
+def _check_experiment_key(key: str, experiment: str, dirs: list[Path]) -> None:
+    """``experiment.<option>=v`` without ``+`` needs the option in the experiment's config file."""
+    from omegaconf import OmegaConf
+
+    path = _group_file("experiment", experiment, dirs)
+    if path is None:  # an unknown experiment is refused with the group's options
+        return
+    options = OmegaConf.load(path).get("experiment") or {}
+    option = key[len("experiment.") :].split(".", 1)[0]
+    if option not in options:
+        raise UserError(
+            f"{key}: experiment {experiment} has no option {option!r}; its options: "
+            + ", ".join(str(o) for o in options)
+        )
+
+
 def _no_such_option(key: str, mechanism: str, option: str, accepted: list[str]) -> UserError:
     """The error for ``mechanism.fn.<option>`` that mechanism's function does not take."""
     return UserError(
@@ -309,6 +325,12 @@ def check_override_values(args: list[str]) -> None:
                 except ValidationError as exc:
                     shown = f"{key}={v!r}" if o.is_sweep_override() else o.input_line
                     raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
+        elif key.startswith("experiment.") and not o.is_add() and dirs is not None:
+            top = _conf_dir() / "config.yaml"
+            for experiment in _chosen(parsed, "experiment", dirs) or [
+                _default_choice(top, "experiment")
+            ]:
+                _check_experiment_key(key, str(experiment), dirs)
         elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
             if not o.is_add() and dirs is not None:
                 if mechanisms is None:  # the mechanisms that have a config file, found once
@@ -497,6 +519,9 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
             if _override_key(o).startswith("mechanism.fn.")
             and not _override_key(o).startswith("mechanism.fn._")
         ]  # _target_: code
+        options_set = mechanism_set + [
+            o for o in overrides if _override_key(o).startswith("experiment.")
+        ]
         try:
             check_ranges(cfg)
             check_mechanism_options(cfg, overrides)
@@ -507,12 +532,14 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
             print(_one_line(exc) + _set_by(exc, mechanism_set), file=sys.stderr, flush=True)
             raise SystemExit(USER_ERROR_EXIT) from None
         except (ValueError, TypeError) as exc:
-            # a mechanism refusing an option the user set: name the option, not a library frame
-            if not mechanism_set or os.environ.get("HYDRA_FULL_ERROR") == "1":
+            # a mechanism or an experiment refusing an option the user set: name the option, not
+            # a library frame
+            if not options_set or os.environ.get("HYDRA_FULL_ERROR") == "1":
                 raise
             msg = " ".join(str(exc).split())
+            what = "mechanism option refused" if mechanism_set else "experiment option refused"
             print(
-                f"Error (mechanism option refused): {msg} (you set {', '.join(mechanism_set)})",
+                f"Error ({what}): {msg} (you set {', '.join(options_set)})",
                 file=sys.stderr,
                 flush=True,
             )

@@ -79,6 +79,7 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
             ["mechanism ppca has no option 'tree'"],
         ),
         (["mechanism.fn._target_=nope.x"], ["Error locating target 'nope.x'", "PYTHONPATH"]),
+        (["experiment=audit", "experiment.bogus=1"], ["experiment audit has no option 'bogus'"]),
         (  # the example mechanism without PYTHONPATH=examples/my_mechanism
             ["mechanism=my_gauss", "--config-dir", "examples/my_mechanism/conf"],
             ["'my_gauss.my_gauss'", "PYTHONPATH"],
@@ -133,6 +134,26 @@ def test_online_regret_refuses_a_tree_value_it_would_ignore(tmp_path):
         "drop that override",
     )
     assert not (tmp_path / "records").exists()
+
+
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (["experiment=audit", "experiment.mode=whitebx"], ["experiment.mode must be", "whitebx"]),
+        (["experiment=audit", "experiment.trials=abc"], ["(you set experiment.trials=abc)"]),
+        (
+            ["experiment=audit", "experiment.trials=0"],
+            ["experiment.trials must be an integer >= 2"],
+        ),
+    ],
+)
+def test_an_experiment_option_refused_at_run_time_names_what_the_user_set(tmp_path, args, needles):
+    one_line_error(run(args, tmp_path), "Error (experiment option refused)", *needles)
+    assert not (tmp_path / "records").exists()
+
+
+def test_rerun_without_a_plus_gets_one_line(tmp_path):
+    one_line_error(run(["rerun=0123456789abcdef0123"], tmp_path), "+rerun=0123456789abcdef0123")
 
 
 @pytest.mark.parametrize("override", ["epsilonn=0.1", "+epsilonn=0.5", "++epsilonn=0.5"])

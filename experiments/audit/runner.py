@@ -186,6 +186,8 @@ def run_audit(cfg) -> dict:
     mode = str(e.get("mode", "design"))
     if mode not in ("design", "search", "whitebox"):
         raise ValueError(f"experiment.mode must be design, search or whitebox, got {mode!r}")
+    if int(e.trials) < 2:  # each dataset's runs are split between choosing the event and the bound
+        raise ValueError(f"experiment.trials must be an integer >= 2, got {e.trials!r}")
     # the audit's settings (AUDIT_PARAMS) win over the group's defaults; experiment.mechanism_params win over both
     params.update(AUDIT_PARAMS.get(name, {}))
     extra = e.get("mechanism_params")
