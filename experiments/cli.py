@@ -320,11 +320,15 @@ def check_override_values(args: list[str]) -> None:
             for v in vals:
                 if isinstance(v, str) and "${" in v:
                     continue  # an interpolation: resolved by Hydra
+                shown = f"{key}={v!r}" if o.is_sweep_override() else o.input_line
                 try:
                     schema[key] = v
                 except ValidationError as exc:
-                    shown = f"{key}={v!r}" if o.is_sweep_override() else o.input_line
                     raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
+                in_range, what = _RANGES.get(key, (None, ""))
+                if in_range is not None and not in_range(schema[key]):
+                    # here, not only when the job starts: a sweep's earlier jobs would run first
+                    raise UserError(f"{shown} is out of range: {key} must be {what}")
         elif key.startswith("experiment.") and not o.is_add() and dirs is not None:
             top = _conf_dir() / "config.yaml"
             for experiment in _chosen(parsed, "experiment", dirs) or [
@@ -334,10 +338,45 @@ def check_override_values(args: list[str]) -> None:
         elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
             if not o.is_add() and dirs is not None:
                 if mechanisms is None:  # the mechanisms that have a config file, found once
-                    known = _group_options("mechanism", dirs)
-                    mechanisms = [m for m in _chosen_mechanisms(parsed, dirs) if m in known]
+                    mechanisms = _configured_mechanisms(parsed, dirs)
                 for mechanism in mechanisms:
                     _check_mechanism_key(key, mechanism, dirs)
+    if dirs is not None and not any(o.key_or_group == "mechanism.fn._target_" for o in parsed):
+        # before a sweep's first job: the example mechanism without PYTHONPATH would fail only at
+        # its own job, after the others had run
+        for mechanism in (
+            mechanisms if mechanisms is not None else _configured_mechanisms(parsed, dirs)
+        ):
+            _check_target_importable(mechanism, dirs)
+
+
+def _configured_mechanisms(parsed, dirs: list[Path]) -> list[str]:
+    """The mechanisms a command line runs that have a config file among ``dirs``."""
+    known = _group_options("mechanism", dirs)
+    return [m for m in _chosen_mechanisms(parsed, dirs) if m in known]
+
+
+def _check_target_importable(mechanism: str, dirs: list[Path]) -> None:
+    """The module of the mechanism file's ``_target_`` must be importable."""
+    import importlib.util
+
+    from omegaconf import OmegaConf
+
+    target = str(
+        (OmegaConf.load(_group_file("mechanism", mechanism, dirs)).get("fn") or {}).get(
+            "_target_", ""
+        )
+    )
+    module = target.rsplit(".", 1)[0]
+    try:
+        found = bool(module) and importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing
+        found = False
+    if target and not found:
+        raise UserError(
+            f"mechanism {mechanism}: its _target_ {target!r} cannot be imported "
+            "(is its module on PYTHONPATH?)"
+        )
 
 
 def _positive_int(v) -> bool:

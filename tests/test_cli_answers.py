@@ -80,6 +80,12 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
         ),
         (["mechanism.fn._target_=nope.x"], ["Error locating target 'nope.x'", "PYTHONPATH"]),
         (["experiment=audit", "experiment.bogus=1"], ["experiment audit has no option 'bogus'"]),
+        # in a sweep, refused before the first job (which would otherwise store its records)
+        (["-m", "mechanism=pca,mod_sulq", "epsilon=0.1,-1"], ["epsilon=-1 is out of range"]),
+        (
+            ["-m", "mechanism=ppca,my_gauss", "--config-dir", "examples/my_mechanism/conf"],
+            ["mechanism my_gauss: its _target_ 'my_gauss.my_gauss' cannot be imported"],
+        ),
         (  # the example mechanism without PYTHONPATH=examples/my_mechanism
             ["mechanism=my_gauss", "--config-dir", "examples/my_mechanism/conf"],
             ["'my_gauss.my_gauss'", "PYTHONPATH"],
