@@ -22,15 +22,21 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_
        MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
 cd "$(dirname "$0")/.."
 SCALE="${1:-quick}"
+if [ ! -f "conf/scale/$SCALE.yaml" ]; then  # before any work is done
+  echo "Error: unknown scale '$SCALE'; valid: $(cd conf/scale && ls *.yaml | sed 's/\.yaml$//' | paste -sd, -)" >&2
+  exit 2
+fi
 RESULTS="${RESULTS_DIR:-results}"
 PY="${PYTHON:-.venv/bin/python}"
 JOBS="${JOBS:-2}"
 GIBBS_SAMPLERS="${GIBBS_SAMPLERS:-gibbs,reference}"
 if [ "$SCALE" = paper ]; then EXTRAS="${EXTRAS:-0}"; else EXTRAS="${EXTRAS:-1}"; fi
-# print_record=true: each job prints its result as one JSON line (the last line of its stdout)
+# print_record=true: each job prints its result as one JSON line (the last line of its stdout).
+# jsonl keeps those lines; with pipefail a failing run.py still fails the pipeline (and the script).
+jsonl() { grep '^{' || true; }
 run() { echo "+ run.py $*" >&2; "$PY" run.py "results_dir=$RESULTS" quiet=true print_record=true "$@" | tail -n 1; }
 sweep() { echo "+ run.py -m $*" >&2; "$PY" run.py -m hydra/launcher=local_parallel "hydra.launcher.n_jobs=$JOBS" \
-          "results_dir=$RESULTS" quiet=true print_record=true "$@" | grep '^{' || true; }
+          "results_dir=$RESULTS" quiet=true print_record=true "$@" | jsonl; }
 
 have() {  # is the raw data of dataset $1 loadable?
   "$PY" - "$1" <<'PYEOF' 2>/dev/null
@@ -41,6 +47,12 @@ PYEOF
 }
 uci=()
 DATASETS="${DATASETS:-kddcup,census,localization,insurance}"
+for ds in ${DATASETS//,/ }; do
+  case "$ds" in
+    kddcup|census|localization|insurance) ;;
+    *) echo "Error: unknown data set '$ds' in DATASETS; valid: kddcup,census,localization,insurance" >&2; exit 2 ;;
+  esac
+done
 for ds in kddcup census localization insurance; do
   [[ ",$DATASETS," == *",$ds,"* ]] || continue
   if have "$ds"; then uci+=("$ds"); else echo "skipping $ds: raw data not found (see docs/data.md)" >&2; fi
@@ -50,7 +62,7 @@ cls=()
 for ds in kddcup localization; do [[ " ${uci[*]} " == *" $ds "* ]] && cls+=("$ds"); done
 
 start=$(date +%s)
-run experiment=table1
+run experiment=table1 "experiment.datasets=[$(list "${uci[@]}")]"
 run experiment=sulq_bound
 # One background lane, one process at a time: Figure 2 (both samplers; the Hoff reference chains are
 # long single jobs), Table 2 and footnote 1 and the non-PPCA curves of Figures 3-4.  It runs beside
@@ -58,7 +70,7 @@ run experiment=sulq_bound
 # the experiments beyond the paper follow the PPCA groups in the main lane, beside what is left of the
 # background lane, so both cores stay busy to the end (docs/performance.md).
 bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir=$RESULTS" quiet=true print_record=true "$@" \
-       | grep '^{' || true; }
+       | jsonl; }
 (
   gibbs=()
   for ds in insurance kddcup; do [[ " ${uci[*]} " == *" $ds "* ]] && gibbs+=("$ds"); done
@@ -83,6 +95,9 @@ bg() { echo "+ run.py -m $* (background lane)" >&2; "$PY" run.py -m "results_dir
   fi
 ) &
 lane_pid=$!
+# if the main lane stops (an error, Ctrl-C), the background lane stops with it
+stop_lane() { if kill -0 "$lane_pid" 2>/dev/null; then pkill -TERM -P "$lane_pid" 2>/dev/null || true; kill "$lane_pid" 2>/dev/null || true; fi; }
+trap stop_lane EXIT
 # Figures 3-4, PPCA: the (n, subset) groups of one data set over JOBS workers, census (longest) first
 for ds in census insurance kddcup localization; do
   if [[ " ${uci[*]} " == *" $ds "* ]]; then
@@ -96,8 +111,12 @@ if [ "$EXTRAS" = 1 ]; then
   run experiment=online_regret "scale=$SCALE"
 fi
 "$PY" run.py -m "results_dir=$RESULTS" quiet=true print_record=true experiment=utility_vs_epsilon \
-  mechanism=pca,mod_sulq,ppca "scale=$SCALE" | grep '^{' || true
-wait "$lane_pid"
+  mechanism=pca,mod_sulq,ppca "scale=$SCALE" | jsonl
+if ! wait "$lane_pid"; then
+  echo "Error: the background lane stopped at a failed run (its error is above); the records already" \
+       "written are kept, and the same command resumes" >&2
+  exit 2
+fi
 "$PY" scripts/summarize_results.py --results "$RESULTS" --scale "$SCALE"
 # drawn into $RESULTS/drawn/$SCALE; the committed results/quick or results/paper_scale change only
 # through  scripts/curate.sh $SCALE $RESULTS

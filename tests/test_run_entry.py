@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_real_data
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -207,3 +209,44 @@ def test_an_option_the_mechanism_does_not_have_is_named_with_its_options(tmp_pat
     proc = run(["scale=smoke", "+mechanism.fn.no_such_parameter=1"], tmp_path, check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "mechanism.fn.no_such_parameter" in proc.stderr and "sampler" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "env,args,needle",
+    [
+        ({}, ["quik"], "unknown scale 'quik'"),
+        ({"DATASETS": "insurace"}, ["smoke"], "unknown data set 'insurace'"),
+    ],
+)
+def test_reproduce_refuses_a_typo_before_any_work(tmp_path, env, args, needle):
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "reproduce.sh"), *args],
+        env=dict(os.environ, RESULTS_DIR=str(tmp_path / "store"), **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and needle in proc.stderr
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.realdata
+def test_reproduce_fails_when_its_background_lane_fails(tmp_path):
+    """A failed run in the background lane (a misspelt sampler) used to end in 'finished', exit 0."""
+    require_real_data()  # the lane runs only on data sets whose raw files are there
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "reproduce.sh"), "smoke"],
+        env=dict(
+            os.environ,
+            RESULTS_DIR=str(tmp_path / "store"),
+            GIBBS_SAMPLERS="gibbs,refrence",
+            DATASETS="insurance",
+            EXTRAS="0",
+            MPLBACKEND="Agg",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "background lane stopped" in proc.stderr and "finished in" not in proc.stderr
