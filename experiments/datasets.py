@@ -221,6 +221,8 @@ def _missing_message(name: str, missing: list[str], data_dir: Path | None, why: 
             f"raw data for {name!r} not found: {files} (plain or .gz) is not in {RAW_DIR}/{sub}/; "
             f"set {ENV_VAR} (or data_dir=) to the folder that holds '{sub}/'."
         ]
+    if name == "census" and "census-income.data" in missing:
+        lines.append("census-income.test on its own is used too (the test split: docs/data.md).")
     if why:
         lines.append(f"Download failed: {why}")
     return "\n".join(lines)

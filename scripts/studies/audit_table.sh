@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates the audit table of docs/audit.md and the README (records under $RESULTS, default results/).
+# Regenerates the audit table of docs/audit.md and the README (records under $RESULTS_DIR, default
+# results/, as for scripts/reproduce.sh).
 # Each line is one audit; re-running resumes (records already in the store are not recomputed).
 set -uo pipefail
-R=${RESULTS:-results}
+R=${RESULTS_DIR:-results}
 PY="${PYTHON:-.venv/bin/python}"   # the project's interpreter unless PYTHON names another
 run() { nice -n 19 "$PY" run.py experiment=audit results_dir="$R" quiet=true print_record=true "$@" | tail -1 || echo "FAILED: $*"; }
 # 1. white-box: each Gaussian mechanism (Analyze Gauss at its cap 0.9) and its 25%-cut variant, delta = 0.1
