@@ -8,7 +8,8 @@
   option that does not exist (``mechanism=ppcaa``, or a ``glob(...)`` sweep matching none) and a
   ``mechanism.fn.<option>`` without ``+`` that the mechanism's config file does not hold, naming the
   key and what is valid.
-* :func:`check_modes` refuses two of Hydra's run modes at once (``-m --cfg job``).
+* :func:`check_modes` refuses two of Hydra's run modes at once (``-m --cfg job``), and
+  :func:`check_launcher` the SLURM launcher where there is no SLURM.
 * :func:`check_ranges` checks the ranges a type cannot express (``seed >= 0``, ``0 < delta < 1``, ...)
   and raises :class:`UserError` naming the key.
 * :func:`check_command_line` refuses, before Hydra composes anything, a top-level key that is not
@@ -129,6 +130,19 @@ MODE_FLAGS = {
     "-sc": "--shell-completion",
     "--shell-completion": "--shell-completion",
 }
+
+
+def check_launcher(args: list[str]) -> None:
+    """Raise :class:`UserError` for ``hydra/launcher=slurm`` on a machine without SLURM's ``sbatch``
+    (submitit would end in a traceback after composing)."""
+    import shutil
+
+    chosen = [a.split("=", 1)[1] for a in _overrides(args) if _override_key(a) == "hydra/launcher"]
+    if "slurm" in chosen and shutil.which("sbatch") is None:
+        raise UserError(
+            "hydra/launcher=slurm needs SLURM (sbatch on PATH), which this machine does not have; "
+            "on one machine use hydra/launcher=local_parallel (joblib) or hydra/launcher=submitit_test"
+        )
 
 
 def check_modes(args: list[str]) -> None:
@@ -613,6 +627,11 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
         check_modes(argv)
     except UserError as exc:
         print(f"Error (bad flags): {exc}", file=sys.stderr, flush=True)
+        return USER_ERROR_EXIT
+    try:
+        check_launcher(argv)
+    except UserError as exc:
+        print(f"Error (no cluster): {exc}", file=sys.stderr, flush=True)
         return USER_ERROR_EXIT
     try:
         check_command_line(argv)

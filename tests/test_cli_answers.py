@@ -97,6 +97,19 @@ def test_what_hydra_would_refuse_while_composing_gets_one_line(tmp_path, args, n
     assert not (tmp_path / "records").exists()
 
 
+def test_the_slurm_launcher_without_slurm_gets_one_line(tmp_path):
+    import shutil
+
+    if shutil.which("sbatch") is not None:
+        pytest.skip("this machine has SLURM")
+    one_line_error(
+        run(["-m", "hydra/launcher=slurm", "mechanism=pca,random"], tmp_path),
+        "Error (no cluster)",
+        "hydra/launcher=local_parallel",
+    )
+    assert not (tmp_path / "records").exists()
+
+
 @pytest.mark.parametrize("args", [["-m", "--cfg", "job"], ["--multirun", "--info"]])
 def test_two_run_modes_get_one_line(tmp_path, args):
     one_line_error(run(args, tmp_path), "Error (bad flags)", "cannot be combined")
