@@ -234,17 +234,23 @@ def _chosen(parsed, group: str, dirs: list[Path]) -> list[str] | None:
     return None
 
 
+def _chosen_experiments(parsed, dirs: list[Path]) -> list[str | None]:
+    """The experiments a command line runs: its ``experiment=`` choices, else ``conf/config.yaml``'s
+    default."""
+    return _chosen(parsed, "experiment", dirs) or [
+        _default_choice(_conf_dir() / "config.yaml", "experiment")
+    ]
+
+
 def _chosen_mechanisms(parsed, dirs: list[Path]) -> list[str]:
     """The mechanisms a command line runs: its ``mechanism=`` choices, else the one each chosen
     experiment selects (``override /mechanism``), else ``conf/config.yaml``'s default."""
     mechanisms = _chosen(parsed, "mechanism", dirs)
     if mechanisms is not None:
         return mechanisms
-    top = _conf_dir() / "config.yaml"
-    fallback = _default_choice(top, "mechanism")
-    experiments = _chosen(parsed, "experiment", dirs) or [_default_choice(top, "experiment")]
+    fallback = _default_choice(_conf_dir() / "config.yaml", "mechanism")
     out = []
-    for e in experiments:
+    for e in _chosen_experiments(parsed, dirs):
         path = _group_file("experiment", str(e), dirs) if e is not None else None
         out.append((path and _default_choice(path, "mechanism")) or fallback)
     return [m for m in out if m is not None]
@@ -314,7 +320,7 @@ def check_override_values(args: list[str]) -> None:
     schema = OmegaConf.structured(RunConfig)
     typed = {f.name for f in fields(RunConfig) if f.type is not Any}
     dirs = _config_dirs(args, parsed)
-    mechanisms = None
+    mechanisms = experiments = None
     for o, vals in zip(parsed, values):
         key = o.key_or_group
         if o.is_delete():
@@ -339,15 +345,14 @@ def check_override_values(args: list[str]) -> None:
                     schema[key] = v
                 except ValidationError as exc:
                     raise UserError(f"{shown}: {str(exc).splitlines()[0]}") from None
-                in_range, what = _RANGES.get(key, (None, ""))
-                if in_range is not None and not in_range(schema[key]):
-                    # here, not only when the job starts: a sweep's earlier jobs would run first
-                    raise UserError(f"{shown} is out of range: {key} must be {what}")
+                # here, not only when the job starts: a sweep's earlier jobs would run first
+                error = _range_error(key, schema[key], shown)
+                if error is not None:
+                    raise error
         elif key.startswith("experiment.") and not o.is_add() and dirs is not None:
-            top = _conf_dir() / "config.yaml"
-            for experiment in _chosen(parsed, "experiment", dirs) or [
-                _default_choice(top, "experiment")
-            ]:
+            if experiments is None:  # found once per command line
+                experiments = _chosen_experiments(parsed, dirs)
+            for experiment in experiments:
                 _check_experiment_key(key, str(experiment), dirs)
         elif key.startswith("mechanism.fn.") and not key.startswith("mechanism.fn._"):
             if not o.is_add() and dirs is not None:
@@ -522,14 +527,22 @@ def _accepted(check: Callable[[Any], Any], value: Any) -> bool:
     return True
 
 
+def _range_error(key: str, value: Any, shown: str) -> UserError | None:
+    """The error for ``value`` of top-level ``key`` outside its :data:`_RANGES` rule (``shown``: the
+    override as the user typed it), or None."""
+    ok, what = _RANGES.get(key, (None, ""))
+    if ok is None or ok(value):
+        return None
+    return UserError(f"{shown} is out of range: {key} must be {what}")
+
+
 def check_ranges(cfg: DictConfig) -> None:
     """Raise :class:`UserError` naming the first top-level key whose value is out of range."""
-    for key, (ok, what) in _RANGES.items():
-        if key not in cfg:
-            continue
-        value = cfg[key]
-        if not ok(value):
-            raise UserError(f"{key}={value!r} is out of range: {key} must be {what}")
+    for key in _RANGES:
+        if key in cfg:
+            error = _range_error(key, cfg[key], f"{key}={cfg[key]!r}")
+            if error is not None:
+                raise error
 
 
 def _one_line(exc: BaseException) -> str:
@@ -623,26 +636,17 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
     """``run.py``'s main: refuse unknown top-level keys, run the Hydra ``app``, and turn Ctrl-C into
     one line and exit status 130 (worker processes of a sweep stay silent)."""
     argv = sys.argv[1:] if args is None else args
-    try:
-        check_modes(argv)
-    except UserError as exc:
-        print(f"Error (bad flags): {exc}", file=sys.stderr, flush=True)
-        return USER_ERROR_EXIT
-    try:
-        check_launcher(argv)
-    except UserError as exc:
-        print(f"Error (no cluster): {exc}", file=sys.stderr, flush=True)
-        return USER_ERROR_EXIT
-    try:
-        check_command_line(argv)
-    except UserError as exc:
-        print(f"Error (unknown key): {exc}", file=sys.stderr, flush=True)
-        return USER_ERROR_EXIT
-    try:
-        check_override_values(argv)
-    except UserError as exc:
-        print(f"Error (bad value): {exc}", file=sys.stderr, flush=True)
-        return USER_ERROR_EXIT
+    for check, what in (
+        (check_modes, "bad flags"),
+        (check_launcher, "no cluster"),
+        (check_command_line, "unknown key"),
+        (check_override_values, "bad value"),
+    ):
+        try:
+            check(argv)
+        except UserError as exc:
+            print(f"Error ({what}): {exc}", file=sys.stderr, flush=True)
+            return USER_ERROR_EXIT
     # a sweep's joblib workers share a resource-tracker process; interrupted, it would report their
     # queues' semaphores as leaked (harmless: the processes are gone).  The filter reaches it through
     # the environment and matches only that message.

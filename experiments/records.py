@@ -274,9 +274,8 @@ def human_summary(record: dict) -> str:
     and where the full record is stored; otherwise its top-level fields, rounded."""
     if "q_F_opt" in record and "record_id" in record:
         status = record.get("guarantee_status")
-        guarantee = f"ε = {_rounded(record.get('epsilon'))}"
-        if str(record.get("epsilon")) == "inf":
-            guarantee = "not private (ε = inf)"
+        epsilon = _rounded(record.get("epsilon"))
+        guarantee = "not private (ε = inf)" if epsilon == "inf" else f"ε = {epsilon}"
         relation = record.get("neighbouring")
         if relation != "none" and record.get("delta"):
             guarantee += f", δ = {_rounded(record.get('delta'))}"
