@@ -48,7 +48,7 @@ from .records import (
     subset_stream,
     write_record,
 )
-from .results import ResultStore
+from .results import ResultStore, record_id
 from .threads import pinned
 
 log = logging.getLogger(__name__)
@@ -80,19 +80,23 @@ def _summary(df: pd.DataFrame, by: list[str], value: str = "q_F") -> pd.DataFram
     return df.groupby(by)[value].agg(["mean", "std", "count"]).reset_index()
 
 
-def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: str) -> int:
+def _sweep(
+    cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: str
+) -> tuple[int, list[str]]:
     """Run each ``(key_fields, mechanism_stream, data_key, make_data)`` point whose record is not stored yet.
 
     ``key_fields`` go into the run key and the record; ``make_data()`` builds the
-    :class:`PreparedData` (built once per ``data_key``).  Returns the number of records written.
+    :class:`PreparedData` (built once per ``data_key``).  Returns the number of records written and
+    the record ids of every point (written now or stored before).
     """
     store = ResultStore(results_root(cfg))
     mech = None
-    written = 0
+    written, ids = 0, []
     data_key, data = object(), None
     with progress_bar(total=total, desc=desc, enable=cfg.progress) as bar:
         for key_fields, stream, point_data_key, make_data in points:
             key = run_key(cfg, **{k: v for k, v in key_fields.items() if k != "subset_stream"})
+            ids.append(record_id(key))
             if store.has(key):
                 bar.update(1)
                 continue
@@ -106,7 +110,17 @@ def _sweep(cfg: DictConfig, dataset, points: Iterable[tuple], total: int, desc: 
                 store, cfg, dataset, data.X, fields, time.perf_counter() - t0, key
             ).written
             bar.update(1)
-    return written
+    return written, ids
+
+
+def _run_summary(
+    cfg: DictConfig, ids: list[str], by: list[str], value: str = "q_F"
+) -> pd.DataFrame:
+    """Mean, standard deviation and count of ``value`` by ``by`` over exactly this run's records
+    (``ids``), never over other runs of the same store (another ε, k, seed, calibration or
+    protocol option)."""
+    df = ResultStore(results_root(cfg)).load_ids(ids)
+    return _summary(df, by, value) if len(df) else df
 
 
 def run_utility_vs_n(cfg: DictConfig) -> dict:
@@ -130,6 +144,12 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
 
     if _restarts_as_chains(cfg):
         written = _ppca_groups(cfg, dataset, grid, subsets, restarts)
+        ids = [
+            record_id(_group_key(cfg, n, s, r))
+            for n in grid
+            for s in range(subsets)
+            for r in range(restarts)
+        ]
     else:
 
         def points():
@@ -149,32 +169,14 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
                             make,
                         )
 
-        written = _sweep(
+        written, ids = _sweep(
             cfg,
             dataset,
             points(),
             len(grid) * subsets * restarts,
             f"{cfg.mechanism.name}/{cfg.dataset.name}",
         )
-    df = ResultStore(results_root(cfg)).load(
-        experiment="utility_vs_n",
-        dataset=dataset.name,
-        mechanism=cfg.mechanism.name,
-        scale=cfg.scale.name,
-    )
-    return _finish(
-        cfg, "utility_vs_n", written, _summary(_same_calibration(df, cfg), ["n"]) if len(df) else df
-    )
-
-
-def _same_calibration(df: pd.DataFrame, cfg: DictConfig) -> pd.DataFrame:
-    """The records of ``df`` made with this run's noise calibration (``calibration: paper`` is not in
-    the run key, so its records have none), so that one summary never mixes two noise levels."""
-    col = "run_key.mechanism_params.calibration"
-    calibration = cfg.mechanism.fn.get("calibration", "paper")
-    if col not in df:
-        return df if calibration == "paper" else df.iloc[0:0]
-    return df[df[col].isna()] if calibration == "paper" else df[df[col] == calibration]
+    return _finish(cfg, "utility_vs_n", written, _run_summary(cfg, ids, ["n"]))
 
 
 def _restarts_as_chains(cfg: DictConfig) -> bool:
@@ -347,7 +349,7 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     epsilons = [float(e) for e in cfg.experiment.epsilons]
     samples = 1 if cfg.mechanism.name == "pca" else int(cfg.scale.epsilon_samples)
-    written = 0
+    written, ids = 0, []
     for i, eps in enumerate(epsilons):
         run_cfg = cfg.copy()
         OmegaConf.update(run_cfg, "epsilon", eps, force_add=True)
@@ -360,14 +362,12 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
             )
             for r in range(samples)
         )
-        written += _sweep(run_cfg, dataset, points, samples, f"{cfg.mechanism.name} eps={eps:g}")
-    store = ResultStore(results_root(cfg))
-    df = store.load(
-        experiment="utility_vs_epsilon", mechanism=cfg.mechanism.name, scale=cfg.scale.name
-    )
-    return _finish(
-        cfg, "utility_vs_epsilon", written, _summary(df, ["epsilon_grid"]) if len(df) else df
-    )
+        eps_written, eps_ids = _sweep(
+            run_cfg, dataset, points, samples, f"{cfg.mechanism.name} eps={eps:g}"
+        )
+        written += eps_written
+        ids += eps_ids
+    return _finish(cfg, "utility_vs_epsilon", written, _run_summary(cfg, ids, ["epsilon_grid"]))
 
 
 def classification_protocol(cfg: DictConfig) -> dict:
@@ -566,7 +566,7 @@ def run_classification(cfg: DictConfig) -> dict:
         int(cfg.scale.classification.permutations),
         int(cfg.scale.classification.projections),
     )
-    written = 0
+    written, ids = 0, []
     bar = progress_bar(
         total=perms * projs, desc=f"{cfg.mechanism.name} classification", enable=cfg.progress
     )
@@ -591,6 +591,7 @@ def run_classification(cfg: DictConfig) -> dict:
             )
             for j in range(projs)
         ]
+        ids += [record_id(key) for key in keys]
         group_outs, fitted = {}, {}
         if grouped:  # this permutation's missing PPCA releases: the chains of one call (one subset)
             missing = [j for j in range(projs) if not store.has(keys[j])]
@@ -632,12 +633,7 @@ def run_classification(cfg: DictConfig) -> dict:
             ).written
             bar.update(1)
     bar.close()
-    df = store.load(
-        experiment="classification",
-        dataset=dataset.name,
-        mechanism=cfg.mechanism.name,
-        scale=cfg.scale.name,
-    )
+    df = store.load_ids(ids)
     summary = _summary(require_converged(df), ["mechanism"], "accuracy") if len(df) else df
     return _finish(cfg, "classification", written, summary)
 
@@ -647,7 +643,7 @@ def run_sulq_bound(cfg: DictConfig) -> dict:
     store = ResultStore(results_root(cfg))
     e = cfg.experiment
     grid = np.linspace(e.log10_n.start, e.log10_n.stop, int(e.log10_n.num))
-    written = 0
+    written, ids = 0, []
     for d in e.dims:
         for eps in e.epsilons:
             for lg in grid:
@@ -659,6 +655,7 @@ def run_sulq_bound(cfg: DictConfig) -> dict:
                     "n": n,
                     "delta": float(cfg.delta),
                 }
+                ids.append(record_id(key))
                 if store.has(key):
                     continue
                 bound = mod_sulq_correlation_upper_bound(n, int(d), float(eps), float(cfg.delta))
@@ -674,12 +671,12 @@ def run_sulq_bound(cfg: DictConfig) -> dict:
                     "git_commit": git_commit(),
                 }
                 written += store.write(record)[1]
-    df = store.load(experiment="sulq_bound")
+    df = store.load_ids(ids)
     return _finish(
         cfg,
         "sulq_bound",
         written,
-        df.groupby(["d", "epsilon"])["bound"].agg(["min", "max"]).reset_index(),
+        df.groupby(["d", "epsilon"])["bound"].agg(["min", "max"]).reset_index() if len(df) else df,
     )
 
 

@@ -157,6 +157,12 @@ class ResultStore:
             df = df[df[col] == val]
         return df.reset_index(drop=True)
 
+    def load_ids(self, ids: Iterable[str]) -> pd.DataFrame:
+        """The stored records among ``ids`` (in that order, each once) as one DataFrame, flattened
+        like :meth:`load`: what one run's summary is made of, whatever else the store holds."""
+        rows = [self.get(rid) for rid in dict.fromkeys(ids) if self.path(rid).exists()]
+        return pd.json_normalize(rows) if rows else pd.DataFrame()
+
     def clean_stale_temporaries(self) -> int:
         """Remove the temporaries left by writers that died on this host (a worker killed mid-write).
 

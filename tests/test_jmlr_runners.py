@@ -484,3 +484,70 @@ def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
     redone = ResultStore(tmp_path / "par").get(rid)
     assert redone["components_sha256"] == row.components_sha256
     assert redone["group_restarts"] == [int(row.restart)]
+
+
+def _printed_summaries(monkeypatch):
+    """The summary tables the runners print, captured as DataFrames."""
+    import experiments.jmlr as jmlr
+
+    tables, finish = [], jmlr._finish
+
+    def capture(cfg, name, written, summary):
+        tables.append(summary)
+        return finish(cfg, name, written, summary)
+
+    monkeypatch.setattr(jmlr, "_finish", capture)
+    return tables
+
+
+def test_printed_summary_covers_exactly_this_runs_records(tmp_path, monkeypatch):
+    """A runner's printed mean and count are over the records its own keys name, never pooled with
+    other runs of the same store (another ε, calibration, data set or protocol option)."""
+    from experiments.jmlr import run_classification
+
+    tables = _printed_summaries(monkeypatch)
+    base = ["mechanism=mod_sulq", "scale=smoke", f"results_dir={tmp_path}", "quiet=true"]
+    vs_n = base + ["experiment=utility_vs_n"]
+    for extra in (
+        ["epsilon=0.1"],
+        ["epsilon=1.0"],
+        ["epsilon=1.0", "mechanism.fn.calibration=sulq"],
+    ):
+        run_utility_vs_n(compose_cfg(vs_n + extra))
+    store = ResultStore(tmp_path).load(experiment="utility_vs_n")
+    assert len(store) == 3 * 4  # three runs of 2 sizes x 2 restarts in one store
+    for table, eps, calibration in zip(tables, (0.1, 1.0, 1.0), (None, None, "sulq")):
+        col = "run_key.mechanism_params.calibration"
+        cal = store[col] if col in store else pd.Series(None, index=store.index)
+        own = store[
+            (store.epsilon == eps) & (cal.isna() if calibration is None else cal == calibration)
+        ]
+        assert list(table["count"]) == [2, 2]
+        assert np.allclose(table["mean"], own.groupby("n").q_F.mean().to_numpy(), rtol=0, atol=0)
+
+    tables.clear()
+    vs_eps = base + ["experiment=utility_vs_epsilon", "experiment.epsilons=[0.1,10.0]"]
+    run_utility_vs_epsilon(compose_cfg(vs_eps + ["dataset=gaussian10"]))
+    run_utility_vs_epsilon(compose_cfg(vs_eps + ["dataset=spiked"]))
+    store = ResultStore(tmp_path).load(experiment="utility_vs_epsilon")
+    assert set(store.dataset) == {"gaussian10", "spiked"}
+    spiked = store[store.dataset == "spiked"].groupby("epsilon_grid").q_F.mean().to_numpy()
+    assert list(tables[1]["count"]) == [2, 2] and np.array_equal(tables[1]["mean"], spiked)
+
+    tables.clear()
+    data = _kddcup_like_dir(tmp_path)
+    cls = [
+        "experiment=classification",
+        "mechanism=pca",
+        "scale=smoke",
+        f"data_dir={data}",
+        f"results_dir={tmp_path / 'cls'}",
+        "quiet=true",
+        "scale.classification.max_rows=null",
+    ]
+    run_classification(compose_cfg(cls))
+    run_classification(compose_cfg(cls + ["experiment.feature_scaling=standard"]))
+    records = ResultStore(tmp_path / "cls").load()
+    assert len(records) == 2 and [list(t["count"]) for t in tables] == [[1], [1]]
+    standard = records[records["run_key.feature_scaling"] == "standard"].accuracy.item()
+    assert tables[1]["mean"].item() == standard

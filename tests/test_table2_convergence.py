@@ -304,26 +304,3 @@ def test_sulq_noise_below_eq5_is_refused():
         mod_sulq(
             _data(), 1, epsilon=1.0, delta=0.01, rng=np.random.default_rng(0), calibration="sulq2"
         )
-
-
-def test_utility_summary_keeps_one_noise_calibration():
-    """eq. (5) records (no calibration in their key) and SULQ-noise records of one store are never
-    averaged together in the runner's summary."""
-    from experiments.jmlr import _same_calibration
-
-    df = pd.DataFrame(
-        {
-            "n": [10, 10, 10],
-            "q_F": [0.4, 0.5, 0.03],
-            "run_key.mechanism_params.calibration": [None, None, "sulq"],
-        }
-    )
-    paper = compose_cfg(["experiment=utility_vs_n", "mechanism=mod_sulq"])
-    sulq = compose_cfg(
-        ["experiment=utility_vs_n", "mechanism=mod_sulq", "mechanism.fn.calibration=sulq"]
-    )
-    assert list(_same_calibration(df, paper).q_F) == [0.4, 0.5]
-    assert list(_same_calibration(df, sulq).q_F) == [0.03]
-    assert (
-        len(_same_calibration(df.drop(columns="run_key.mechanism_params.calibration"), paper)) == 3
-    )
