@@ -6,7 +6,8 @@
 Reads the records of ``experiment=utility_vs_n`` from the results store and draws them with the
 harness's own plotting function (``experiments.figures.paper.utility_vs_n``) and line styles
 (``experiments.figures.style.STYLE``), so the figure looks like Figures 3-4.  Writes
-``DIR/utility_vs_n_<dataset>.png`` and ``.pdf``.
+``DIR/utility_vs_n_<dataset>.png`` and ``.pdf`` (default ``RESULTS_DIR/drawn/my_mechanism``, beside
+what ``scripts/make_figures.py`` draws under ``RESULTS_DIR/drawn/``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--scale", default=None, help="only records of this scale (smoke, quick, paper)"
     )
-    ap.add_argument("--out", default=None, help="output directory (default: RESULTS/figures)")
+    ap.add_argument(
+        "--out", default=None, help="output directory (default: RESULTS/drawn/my_mechanism)"
+    )
     args = ap.parse_args(argv)
     df = ResultStore(Path(args.results)).load(experiment="utility_vs_n", dataset=args.dataset)
     if args.scale and len(df):
@@ -37,7 +40,7 @@ def main(argv=None) -> int:
     if df.empty:
         print(f"no utility_vs_n records for {args.dataset} under {args.results}", file=sys.stderr)
         return 1
-    out = Path(args.out) if args.out else Path(args.results) / "figures"
+    out = Path(args.out) if args.out else Path(args.results) / "drawn" / "my_mechanism"
     plotting = harness_figures
     # mechanisms the harness has no line style for get their own colour (the default cycle would
     # reuse PPCA's blue), added to the harness's STYLE table in this process only
