@@ -15,8 +15,9 @@ Representations
   each row scaled to a primitive integer vector with a positive pivot (:func:`subspace_key`).  The
   RREF of a subspace is unique, so two spanning sets give the same key exactly when they span the
   same subspace.
-* A subspace's released frame is :func:`canonical_frame`: the top eigenvectors of its orthogonal
-  projector, computed exactly and rounded once, so the frame's bits depend on the subspace only.
+* A subspace's released frame is :func:`canonical_frame`: Gram–Schmidt run exactly on the key's
+  rows, then each vector rounded to floats and normalised, so the frame's bits depend on the
+  subspace only.
 """
 
 from __future__ import annotations
@@ -134,15 +135,26 @@ def lines_array(lines: Sequence[Line]) -> np.ndarray:
     return arr
 
 
+def _power_of_two_exponent(x: Fraction) -> int:
+    """The integer e with 2**e <= x < 2**(e + 1), for a rational x > 0 (exact)."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    if (x.numerator << max(-e, 0)) < (x.denominator << max(e, 0)):
+        e -= 1
+    return e
+
+
 def canonical_frame(key: Key) -> np.ndarray:
     """Orthonormal d x k frame of the subspace with canonical key ``key``: a function of the subspace.
 
     Gram–Schmidt runs exactly over the rationals on the key's rows (the subspace's canonical RREF),
-    giving an orthogonal basis ``w_1, …, w_k``; column j of the frame is ``w_j / ‖w_j‖`` rounded once,
-    entry by entry, with ``‖w_j‖²`` exact before its square root.  No floating-point linear algebra
-    (hence no BLAS, no thread-count dependence) is involved, so equal subspaces give bit-identical
-    frames; signs are then fixed by :func:`mechanisms.linalg.fix_signs`, itself a function of the
-    frame.
+    giving an orthogonal basis ``w_1, …, w_k``.  Each ``w_j`` is first divided exactly by the power
+    of two 2^e with 2^e <= max |w_j| < 2^(e+1), so that its entries and its squared norm lie in
+    floating-point range whatever the key's size; each entry is then rounded to a float and divided
+    by the float square root of the (exact, then rounded) squared norm.  Dividing by a power of two
+    commutes with every one of these roundings (away from underflow), so the scaling changes no bit
+    of a frame that was representable without it.  No floating-point linear algebra (hence no BLAS,
+    no thread-count dependence) is involved, so equal subspaces give bit-identical frames; signs are
+    then fixed by :func:`mechanisms.linalg.fix_signs`, itself a function of the frame.
     """
     basis: list[list[Fraction]] = []
     for row in key:
@@ -153,6 +165,9 @@ def canonical_frame(key: Key) -> np.ndarray:
         basis.append(w)
     cols = []
     for w in basis:
+        e = _power_of_two_exponent(max(abs(x) for x in w))
+        scale = Fraction(1, 1 << e) if e >= 0 else Fraction(1 << -e)
+        w = [x * scale for x in w]
         norm = math.sqrt(sum(x * x for x in w))
         cols.append([float(x) / norm for x in w])
     return fix_signs(np.array(cols, dtype=np.float64).T.copy())

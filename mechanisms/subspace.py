@@ -7,10 +7,11 @@ Neighbouring relation: the paper's (Definition A.11 and the remark after it; The
 "with respect to changing one column") is **replacement of one point** -> ``"replace-one-row"``.
 Neither estimator needs a norm bound for privacy (the exact case only uses which points lie in
 which subspace; the approximate case only uses projection matrices), but for uniformity with the
-rest of the harness rows above ``row_norm_bound`` (default 1) are refused unless ``clip=True``
-(clipping rescales a point, which changes neither its span nor any exact-case score, computed on the
-rows as given);
-pass ``row_norm_bound=float("inf")`` to accept any finite data.
+rest of the harness rows above ``row_norm_bound`` (default 1) are refused unless ``clip=True``;
+pass ``row_norm_bound=float("inf")`` to accept any finite data.  The exact case scores an array's
+rows as given, unclipped (the scores do not depend on norms); a :class:`PreparedData` built with
+``clip=True`` holds rows already rescaled in floating point, which can move a row off its exact
+subspace (a utility loss, not a privacy one), so pass the raw array to ``subspace_exact``.
 
 ``⊥`` / NULL outputs are returned, not raised: ``components=None``, ``release["status"] = "bottom"``,
 ``release["bottom"] = True`` and ``release["reason"]`` saying which case occurred (every reason is
@@ -173,7 +174,8 @@ def _exact_inputs(
     min_ell: int,
     max_candidates: int = 1,
 ):
-    """Validation shared by the exact-case estimators; returns the rows as given (not clipped).
+    """Validation shared by the exact-case estimators; returns an array's rows as given (not
+    clipped), or the rows a :class:`PreparedData` holds.
 
     Exact membership is invariant under rescaling a row, so the scores are computed on the rows as
     given; the row-norm check (and ``clip``) still applies, for uniformity with the other mechanisms.
@@ -382,7 +384,8 @@ def subspace_exact(
     clip: bool = False,
 ) -> MechanismOutput:
     """Exact-case subspace estimation (Singhal–Steinke section 4, Problem 4.1) with a propose-test-release
-    test on the score gap: (ε, δ)-DP under replace-one-row for every input of finite floats.
+    test on the score gap: (ε, δ)-DP under replace-one-row on every input it accepts (finite rows of
+    norm <= ``row_norm_bound``, or any finite rows with ``clip=True`` or ``row_norm_bound=inf``).
 
     The paper's Algorithm 1 (GAP-MAX over the data-dependent candidate set) is not differentially
     private (kept as :func:`_subspace_exact_paper_unfixed` for audits only).  This estimator keeps the
@@ -408,7 +411,9 @@ def subspace_exact(
     ----------
     X : array-like of shape (n, d)
         One individual per row; rows of norm above ``row_norm_bound`` are refused unless ``clip``.
-        Membership is scale invariant, so clipping changes no score.
+        An array is scored on its rows as given (membership is scale invariant, so ``clip`` changes
+        no score); a :class:`PreparedData` is scored on the rows it holds, clipped if it was built
+        with ``clip=True`` (rounding can then move a row off its subspace).
     k : int
         Dimension of the subspace, 1 <= k < d.
     rng : numpy.random.Generator

@@ -22,6 +22,8 @@ import mechanisms
 from mechanisms.rational_subspaces import canonical_frame
 from mechanisms.subspace import (
     _exact_candidates,
+    _noise_delta,
+    _noise_params,
     _subspace_exact_paper_unfixed,
     _top_and_gap,
     exact_ptr_pass_probability,
@@ -183,6 +185,72 @@ def test_pass_probability_is_the_truncated_laplace_survival():
         for gap in range(0, int(2 * A) + 6):
             want = truncated_laplace_survival(tau - gap, 2.0, eps, d0) if gap > 2 else 0.0
             assert exact_ptr_pass_probability(gap, eps, delta) == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "eps, delta",
+    [
+        (eps, delta)
+        for eps in (0.05, 0.5, 1.0, 2.0, 5.0, 20.0)
+        for delta in (1e-9, 1e-6, 0.05, 0.5)
+        if delta > 2 * (1 + math.exp(eps)) * 2.0**-40  # smaller δ are refused (the share η)
+    ],
+)
+def test_release_decision_is_within_claim_5s_error(eps, delta):
+    """Claim 5 in numbers, against 200-bit arithmetic (mpmath) rather than the code's own formula:
+    the probability that the code releases, ⌈2⁵³p̂⌉/2⁵³, is within 2⁻⁴⁰ of the exact tail
+    P[g + Z > τ] of TLap with the computed λ and A, for every integer gap; 2/λ <= ε exactly; and the
+    computed A gives that law a tail mass at A − 2 within a relative 2⁻⁴⁰ of δ₀.  (The errors measured
+    are about 2⁻⁵², so a formula off by one ulp in the exponent's argument still passes, but one that
+    used δ instead of δ₀, or A − 1 instead of A, fails by orders of magnitude.)"""
+    mpmath = pytest.importorskip("mpmath")
+    mp = mpmath.mp.clone() if hasattr(mpmath.mp, "clone") else mpmath.mp
+    mp.prec = 200
+    lam, A = _noise_params(eps, delta)
+    d0 = _noise_delta(eps, delta)
+    assert mpmath.mpf(2) / mpmath.mpf(lam) <= mpmath.mpf(eps)
+    lam_m, A_m = mpmath.mpf(lam), mpmath.mpf(A)
+    norm = 2 * -mpmath.expm1(-A_m / lam_m)
+
+    def tail(t):  # P[Z > t] for Z ~ TLap(λ, A), exactly at the computed λ, A
+        if t >= A_m:
+            return mpmath.mpf(0)
+        if t <= -A_m:
+            return mpmath.mpf(1)
+        if t >= 0:
+            return (mpmath.exp(-t / lam_m) - mpmath.exp(-A_m / lam_m)) / norm
+        return 1 - tail(-t)
+
+    mass = tail(A_m - 2)
+    assert abs(mass - mpmath.mpf(d0)) <= 2.0**-40 * mpmath.mpf(d0)
+    tau = 2 + A_m
+    for gap in range(0, int(2 * A) + 6):
+        p_hat = exact_ptr_pass_probability(gap, eps, delta)
+        released = mpmath.ceil(mpmath.mpf(p_hat) * 2**53) / 2**53  # P[U < p̂], U on {j 2⁻⁵³}
+        exact = tail(tau - gap) if gap > 2 else mpmath.mpf(0)
+        assert abs(released - exact) <= 2.0**-40, (gap, float(released - exact))
+
+
+@pytest.mark.parametrize("name", ["k1-zero-rows", "k2-repeated"])
+def test_bottom_release_is_the_same_on_neighbours(name):
+    """The ⊥ output carries nothing about the data: on neighbours whose gaps and candidate counts
+    differ, every ⊥ release (status, reason, threshold, every key) is the same dict, and nothing but
+    the decision and the top candidate's frame varies in the release.  Fails if a ⊥ reason names the
+    gap or a candidate count, or the release gains a data-dependent field."""
+    k, D, Dp, gap_D, gap_Dp, eps, delta = design(name)
+    assert gap_D != gap_Dp
+    counts = [len(_exact_candidates(X, k)[0]) for X in (D, Dp)]
+    bottoms = []
+    for X in (D, Dp):
+        for s in range(60):
+            out = subspace_exact(X, k, rng=np.random.default_rng([13, s]), epsilon=eps, delta=delta)
+            if out.status != "ok":
+                assert out.components is None
+                bottoms.append(out.release)
+            else:
+                assert set(out.release) == {"status", "bottom", "threshold"}
+    assert bottoms and all(b == bottoms[0] for b in bottoms), (counts, bottoms[:2])
+    assert set(bottoms[0]) == {"status", "bottom", "threshold", "reason"}
 
 
 # --------------------------------------------------------------------------- exhaustive checks of the proof

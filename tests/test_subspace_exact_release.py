@@ -122,3 +122,15 @@ def test_candidate_keys_are_exact():
     keys, scores, _, n_zero = _exact_candidates(X, 1)
     assert n_zero == 1 and keys == [((1, 0, 0),), (primitive_rows(X[2:3])[0],)]
     assert list(scores) == [2.0, 1.0]
+
+
+def test_frame_of_a_key_with_huge_entries():
+    """A subspace whose primitive key holds integers far beyond float range (a unit row with a
+    2⁻⁵²⁰ entry) is still released: the frame's vectors are scaled exactly by a power of two before
+    rounding, so the release is the line itself, not an OverflowError."""
+    X = np.tile([1.0, 2.0**-520, 0.0], (60, 1))
+    out = subspace_exact(X, 1, rng=np.random.default_rng(0), epsilon=1.0, delta=1e-6)
+    assert out.status == "ok"
+    assert out.components[:, 0].tolist() == [1.0, 2.0**-520, 0.0]
+    key = subspace_key(primitive_rows(X[:1]))
+    assert max(abs(v) for v in key[0]).bit_length() > 520  # beyond float range as an integer
