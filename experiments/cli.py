@@ -33,6 +33,7 @@ import _thread
 import functools
 import math
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass, fields
@@ -573,6 +574,13 @@ def _set_by(exc: BaseException, mechanism_set: list[str]) -> str:
     return f" (you set {', '.join(named)})" if named else ""
 
 
+def _names_override(message: str, override: str) -> bool:
+    """Whether ``message`` names the option of ``override`` (its last key) or its value, as a word."""
+    key, _, value = override.partition("=")
+    words = [_override_key(key).rsplit(".", 1)[-1], value.strip("'\"")]
+    return any(w and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", message) for w in words)
+
+
 def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfig], Any]:
     """Decorator for the Hydra task function (see the module docstring)."""
 
@@ -603,12 +611,13 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
             if not options_set or os.environ.get("HYDRA_FULL_ERROR") == "1":
                 raise
             msg = " ".join(str(exc).split())
-            what = "mechanism option refused" if mechanism_set else "experiment option refused"
-            print(
-                f"Error ({what}): {msg} (you set {', '.join(options_set)})",
-                file=sys.stderr,
-                flush=True,
-            )
+            named = [o for o in options_set if _names_override(msg, o)]
+            if named:
+                what = "mechanism option refused" if mechanism_set else "experiment option refused"
+                msg = f"({what}): {msg} (you set {', '.join(named)})"
+            else:  # the refusal is not about an option the user set: do not blame one
+                msg = f": {msg}"
+            print(f"Error{msg}", file=sys.stderr, flush=True)
             raise SystemExit(USER_ERROR_EXIT) from None
         except InstantiationException as exc:
             # e.g. a mechanism file's _target_ whose package is not importable (PYTHONPATH unset)

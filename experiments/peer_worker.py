@@ -8,6 +8,9 @@ Protocol (files in ``job_dir``):
 
 * ``request.json`` (written by the harness): ``{"command": "probe" | "pca" | "bingham_d2",
   "peer": "diffprivlib" | "opendp", ...}``; ``pca`` reads ``X.npy`` (``n x d``, rows of L2 norm <= 1).
+  A ``pca`` request with ``"seeds": [s_1, …, s_R]`` fits R times on the same data in this one
+  process, fit i with seed s_i (the audit's many runs without R interpreter starts), and returns
+  the R releases stacked (``R x d x k``).
 * ``plan.json`` (written here *before* any data-dependent work): the ε the peer's own accounting
   certifies for the release about to be computed, so that a run killed by the wall-clock cap still
   leaves its certified ε on record.
@@ -233,9 +236,16 @@ def main(job_dir: str) -> int:
             impl()
             result["status"] = "ok"
         elif command == "pca":
-            X = np.load(job / "X.npy", mmap_mode="r")
-            out = impl(req, np.asarray(X), job)
-            arrays["components"] = out["components"]
+            X = np.asarray(np.load(job / "X.npy", mmap_mode="r"))
+            if req.get("seeds") is None:
+                out = impl(req, X, job)
+                arrays["components"] = out["components"]
+            else:
+                releases = []
+                for seed in req["seeds"]:
+                    out = impl(dict(req, seed=int(seed)), X, job)
+                    releases.append(out["components"])
+                arrays["components"] = np.stack(releases)
             result.update(out["meta"], status="ok")
         elif command == "bingham_d2":
             t0 = time.perf_counter()

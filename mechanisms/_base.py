@@ -48,10 +48,10 @@ GUARANTEE_STATUSES = {
         "the calibration follows a theorem whose constants had to be reconstructed "
         "(the paper text lost them): the claim is not verified"
     ),
-    "certified by peer, not met": (
+    "certified by peer, unproven": (
         "the epsilon a third-party library certifies by its own accounting; its "
         "sampler is shown to draw another law than its proof assumes "
-        "(docs/peers.md), so the claim does not hold for its output"
+        "(docs/peers.md), so the proof does not cover its output"
     ),
     "known false": (
         "the recorded (epsilon, delta) is a published claim shown false by a counterexample; "

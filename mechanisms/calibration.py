@@ -130,9 +130,24 @@ def analyze_gauss_noise_scale_tight(
     return gaussian_sigma_tight(sensitivity, epsilon, delta)
 
 
+#: Largest scale n·ε/2 of PPCA's Bingham law the samplers accept.  B = n·ε/2·A has eigenvalues up to
+#: that scale (rows of norm <= 1), and the samplers resolve differences of order 1 between them: at a
+#: scale s a float's spacing is s·2⁻⁵² (2·10⁻⁷ at 10⁹), beyond which the exact k = 1 sampler's
+#: acceptance test and the Givens angles lose the law (and, from about 10¹⁸ and 10²², never accept).
+MAX_BINGHAM_SCALE = 1e9
+
+
 def ppca_concentration(n: int, epsilon: float) -> float:
-    """Scale n·ε/2 of PPCA's matrix Bingham BMF(n ε/2 · A), JMLR Algorithm 2."""
-    return n * check_epsilon(epsilon) / 2.0
+    """Scale n·ε/2 of PPCA's matrix Bingham BMF(n ε/2 · A), JMLR Algorithm 2; refused above
+    :data:`MAX_BINGHAM_SCALE` with a fixed message (n is public under replace-one-row, but the message
+    names no count)."""
+    scale = n * check_epsilon(epsilon) / 2.0
+    if not scale <= MAX_BINGHAM_SCALE:
+        raise PrivacyInputError(
+            f"epsilon too large for the Bingham samplers: n*epsilon/2 must be at most "
+            f"{MAX_BINGHAM_SCALE:g} (floating-point range of the exact draws)"
+        )
+    return scale
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from ._base import (
     second_moment,
 )
 from .bingham import CHAIN_STREAMS, chain_generators, run_bingham_chains, sample_vector_bingham
+from .calibration import ppca_concentration
 from .diagnostics import RHAT_THRESHOLD, summarize_chains
 
 __all__ = [
@@ -116,7 +117,7 @@ def _bmf_target(A: np.ndarray, n: int, k: int, epsilon: float, sampler: str, sta
             "only start='uniform' is supported: a data-dependent start would leak "
             "information through a non-converged chain"
         )
-    scale = n * eps / 2.0
+    scale = ppca_concentration(n, eps)
     evals_A, U = np.linalg.eigh((A + A.T) / 2)
     return eps, d, k, sampler, scale, scale * evals_A, U, float(scale * evals_A[-1])
 
@@ -584,7 +585,7 @@ def gibbs_convergence_traces(
     k = check_k(k, d)
     if sampler not in ("gibbs", "reference"):
         raise ValueError("sampler must be 'gibbs' or 'reference'")
-    scale = n * eps / 2.0
+    scale = ppca_concentration(n, eps)
     evals = np.linalg.eigvalsh((A + A.T) / 2)
     res = run_bingham_chains(
         scale * evals,

@@ -38,6 +38,7 @@ from ._base import (
     second_moment,
 )
 from .bingham import sample_vector_bingham
+from .calibration import ppca_concentration
 from .linalg import null_space_basis
 
 __all__ = ["ppca_iterative"]
@@ -83,7 +84,7 @@ def ppca_iterative(
     k = check_k(k, d)
     A = second_moment(X)
     eps_step = eps / k
-    scale = n * eps_step / 2.0
+    scale = ppca_concentration(n, eps_step)
     t0 = time.perf_counter()
     V = np.zeros((d, k))
     rates = []

@@ -166,6 +166,53 @@ def test_prepared_data_is_written_once_and_removed_with_it(fake_peer, small_data
     assert not path.exists()
 
 
+def test_audit_runs_a_peer_batched_and_catches_an_overclaiming_one(fake_peer, tmp_path):
+    """The design audit runs a peer's many releases in one worker process per data set (not one
+    per release).  The stand-in peer draws exactly from exp(c·uᵀXᵀXu), which is (2c)-DP under
+    replace-one-row, while its accounting certifies ε = 1: with c = 1/2 the audit finds nothing
+    (bound below 1), with c = 2 (true ε = 4, the design tuned for 4) it finds the violation.
+    2,000 runs per data set; the bounds are at 95% confidence, with fixed seeds."""
+    from experiments.audit import audit_mechanism
+
+    bounds = {}
+    for scale in (0.5, 2.0):
+        log = tmp_path / f"pids{scale}"
+        fake_peer(certify_factor=1.0, bingham_scale=scale, pid_log=str(log))
+        res = audit_mechanism(
+            "diffprivlib_pca",
+            epsilon=1.0,
+            trials=2000,
+            design_epsilon=2 * scale,
+            worker=str(FAKE),
+        )
+        assert res["design"] == "bingham" and res["claimed_epsilon"] == 1.0
+        bounds[scale] = res["audited_epsilon_lower"]
+        # the probe, the first release, then one batch per data set
+        assert len(log.read_text().split()) == 4
+    assert bounds[0.5] < 1.0 < bounds[2.0], bounds
+
+
+def test_cli_audit_of_a_peer_refuses_the_modes_it_cannot_run(tmp_path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "experiment=audit",
+            "mechanism=diffprivlib_pca",
+            "experiment.mode=search",
+            f"results_dir={tmp_path}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "diffprivlib_pca is a peer" in lines[0] and "experiment.mode=design" in lines[0]
+
+
 def test_unavailable_peer_is_one_clear_error(monkeypatch):
     environment._probe_cached.cache_clear()
     with pytest.raises(PeerUnavailableError) as err:

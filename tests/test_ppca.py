@@ -211,3 +211,27 @@ def test_chain_progress_is_reported_to_a_callback():
         progress=seen.append,
     )
     assert sum(seen) == 2 * 30 and all(s > 0 for s in seen)
+
+
+def test_a_bingham_scale_beyond_the_samplers_range_is_refused_not_a_hang():
+    """n·ε/2 above MAX_BINGHAM_SCALE used to hang the exact k = 1 sampler (from about 10¹⁸) and the
+    Givens chain (from about 10²²): now one PrivacyInputError, with a text that names no count.  At
+    the limit itself both samplers still finish."""
+    from mechanisms import get_mechanism
+    from mechanisms.calibration import MAX_BINGHAM_SCALE
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 6)) * np.linspace(3, 0.3, 6)
+    X /= np.linalg.norm(X, axis=1).max()
+    at_limit = 2 * MAX_BINGHAM_SCALE / 500
+    for name, k, kw in (
+        ("ppca", 1, {}),
+        ("ppca", 2, {"iterations": 200}),
+        ("ppca_iterative", 2, {}),
+    ):
+        fn = get_mechanism(name)
+        with pytest.raises(PrivacyInputError, match="epsilon too large") as err:
+            fn(X, k, rng=np.random.default_rng(1), epsilon=1e300, **kw)
+        assert "500" not in str(err.value)
+        out = fn(X, k, rng=np.random.default_rng(1), epsilon=at_limit, **kw)
+        assert out.components.shape == (6, k)

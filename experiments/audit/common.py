@@ -11,10 +11,18 @@ from mechanisms import MechanismOutput, get_mechanism
 
 from .designs import AUDIT_PARAMS
 
+#: the peers (:mod:`experiments.peers`) the design audit also runs, batched in one worker process
+PEER_NAMES = ("diffprivlib_pca", "opendp_pca")
+
 
 def resolve(mechanism: str | Callable) -> tuple[str, Callable]:
-    """(display name, callable) of a registry name or of a callable (e.g. a known-broken variant)."""
+    """(display name, callable) of a registry name, of a peer (``diffprivlib_pca``, ``opendp_pca``:
+    :mod:`experiments.peers`) or of a callable (e.g. a known-broken variant)."""
     if isinstance(mechanism, str):
+        if mechanism in PEER_NAMES:
+            from .. import peers
+
+            return mechanism, getattr(peers, mechanism)
         return mechanism, get_mechanism(mechanism)
     return getattr(mechanism, "audit_name", getattr(mechanism, "__name__", "custom")), mechanism
 

@@ -196,6 +196,9 @@ DESIGN_OF = {
     "ppca_iterative": "bingham",
     "subspace_exact": "subspace_exact",
     "subspace_approx": "subspace_approx",
+    # the peers release eigenvectors drawn by a (vector) Bingham sampler, like PPCA
+    "diffprivlib_pca": "bingham",
+    "opendp_pca": "bingham",
 }
 #: extra mechanism parameters for the audit (cheap and hard settings)
 AUDIT_PARAMS = {

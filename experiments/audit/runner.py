@@ -24,7 +24,7 @@ import numpy as np
 from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 from .bounds import audit_scores
-from .common import accepted_params, audit_params, resolve, verdict
+from .common import PEER_NAMES, accepted_params, audit_params, resolve, verdict
 from .designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
 from .search import search_audit
 from .statistics import STATISTICS
@@ -49,8 +49,13 @@ def run_trials(
     statistic: str | Callable = "proj_e1",
     **params,
 ) -> np.ndarray:
-    """Statistic of ``trials`` independent runs of ``mech(X, k, rng=rng, **params)``."""
+    """Statistic of ``trials`` independent runs of ``mech(X, k, rng=rng, **params)`` (or of one
+    ``mech.repeated(X, k, trials, rng=rng, **params)`` call, for a mechanism that batches its runs:
+    the peers, which would otherwise start a worker process per run)."""
     stat = STATISTICS[statistic] if isinstance(statistic, str) else statistic
+    if hasattr(mech, "repeated"):
+        releases = mech.repeated(X, k, int(trials), rng=rng, **params) if trials > 0 else []
+        return np.array([stat(V) for V in releases], dtype=float)
     out = np.empty(int(trials))
     for i in range(int(trials)):
         out[i] = stat(mech(X, k, rng=rng, **params).components)
@@ -186,6 +191,16 @@ def run_audit(cfg) -> dict:
     mode = str(e.get("mode", "design"))
     if mode not in ("design", "search", "whitebox"):
         raise ValueError(f"experiment.mode must be design, search or whitebox, got {mode!r}")
+    if name in PEER_NAMES and (
+        mode != "design"
+        or e.get("variant") is not None
+        or e.get("noise_factor") is not None
+        or float(e.get("row_norm", 1.0)) > 1.0
+    ):
+        raise ValueError(
+            f"{name} is a peer (run in its own process): it is audited with experiment.mode=design "
+            "and no variant, noise_factor or row_norm"
+        )
     if int(e.trials) < 2:  # each dataset's runs are split between choosing the event and the bound
         raise ValueError(f"experiment.trials must be an integer >= 2, got {e.trials!r}")
     # the audit's settings (AUDIT_PARAMS) win over the group's defaults; experiment.mechanism_params win over both
