@@ -614,7 +614,7 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
             named = [o for o in options_set if _names_override(msg, o)]
             if named:
                 what = "mechanism option refused" if mechanism_set else "experiment option refused"
-                msg = f"({what}): {msg} (you set {', '.join(named)})"
+                msg = f" ({what}): {msg} (you set {', '.join(named)})"
             else:  # the refusal is not about an option the user set: do not blame one
                 msg = f": {msg}"
             print(f"Error{msg}", file=sys.stderr, flush=True)

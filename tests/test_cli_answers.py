@@ -171,6 +171,19 @@ def test_an_experiment_option_refused_at_run_time_names_what_the_user_set(tmp_pa
     assert not (tmp_path / "records").exists()
 
 
+def test_a_refusal_names_only_the_overrides_it_is_about(tmp_path):
+    """experiment.trials=200 is fine: the line blames the unknown mechanism's override alone."""
+    line = one_line_error(
+        run(
+            ["experiment=audit", "experiment.mechanism=nonexistent", "experiment.trials=200"],
+            tmp_path,
+        ),
+        "Error (experiment option refused): unknown mechanism 'nonexistent'",
+        "(you set experiment.mechanism=nonexistent)",
+    )
+    assert "trials" not in line
+
+
 def test_rerun_without_a_plus_gets_one_line(tmp_path):
     one_line_error(run(["rerun=0123456789abcdef0123"], tmp_path), "+rerun=0123456789abcdef0123")
 
