@@ -148,10 +148,25 @@ def _opendp_probe() -> None:
     dp.numpy.array2_domain(num_columns=2, size=3, T=float)
 
 
+#: measurements already built in this process, by (api, k, n, d, nominal ε): a batch of releases
+#: (a request with ``seeds``) builds each once
+_MEASUREMENTS: dict = {}
+
+
 def _opendp_measurement(dp, req: dict, n: int, d: int, nominal: float):
     """(measurement, sklearn model or None) for nominal epsilon ``nominal``."""
     k = int(req["k"])
-    if req.get("api", "measurement") == "sklearn":
+    api = req.get("api", "measurement")
+    if api == "sklearn":  # a model is fitted in place: never shared between releases
+        return _build_opendp_measurement(dp, api, k, n, d, nominal)
+    key = (api, k, n, d, float(nominal))
+    if key not in _MEASUREMENTS:
+        _MEASUREMENTS[key] = _build_opendp_measurement(dp, api, k, n, d, nominal)
+    return _MEASUREMENTS[key]
+
+
+def _build_opendp_measurement(dp, api: str, k: int, n: int, d: int, nominal: float):
+    if api == "sklearn":
         model = dp.sklearn.decomposition.PCA(
             epsilon=nominal, row_norm=1.0, n_samples=n, n_features=d, n_components=k
         )
