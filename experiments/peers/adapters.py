@@ -20,6 +20,18 @@ from .environment import (
 )
 
 
+def _pca_request(name, X, k, epsilon, clip, python, install, worker, options):
+    """What every ``pca`` job of peer ``name`` starts with: its spec, the checked data (and how many
+    rows were clipped), k, the interpreter, and the request without a seed."""
+    spec = peer_spec(name)
+    eps = check_epsilon(epsilon)
+    data, n_clipped = check_data(X, clip=clip)
+    k = check_k(k, data.shape[1])
+    python = peer_python(name, python, install) if worker is None else (python or sys.executable)
+    request = {"command": "pca", "peer": spec.module, "k": k, "epsilon": eps, **options}
+    return spec, data, n_clipped, k, python, request
+
+
 def run_peer_pca(
     name: str,
     X: Any,
@@ -40,24 +52,11 @@ def run_peer_pca(
     peer did not finish within ``timeout`` seconds.  The guarantee's ε is what the peer's accounting
     certifies (read back from the worker, also for a run that timed out), never assumed.
     """
-    spec = peer_spec(name)
-    eps = check_epsilon(epsilon)
-    data, n_clipped = check_data(X, clip=clip)
-    n, d = data.shape
-    k = check_k(k, d)
-    if worker is None:
-        python = peer_python(name, python, install)
-    else:
-        python = python or sys.executable
-    seed = int(rng.integers(0, 2**32 - 1))
-    request = {
-        "command": "pca",
-        "peer": spec.module,
-        "k": k,
-        "epsilon": eps,
-        "seed": seed,
-        **options,
-    }
+    spec, data, n_clipped, k, python, request = _pca_request(
+        name, X, k, epsilon, clip, python, install, worker, options
+    )
+    d = data.shape[1]
+    request["seed"] = int(rng.integers(0, 2**32 - 1))
     data_file = _data_file(
         data
     )  # shared across runs when data is a (read-only) PreparedData matrix
@@ -94,9 +93,9 @@ def run_peer_pca(
     diagnostics = {
         "peer": spec.module,
         "interpreter": str(python),
-        "requested_epsilon": eps,
+        "requested_epsilon": request["epsilon"],
         "nominal_epsilon": meta.get("nominal_epsilon"),
-        "peer_seed": seed,
+        "peer_seed": request["seed"],
         "peer_fit_seconds": res.get("fit_seconds"),
         "subprocess_seconds": res.get("elapsed_seconds"),
         "timeout_seconds": float(timeout),
@@ -146,17 +145,13 @@ def run_peer_pca_repeated(
     :func:`run_peer_pca` releases with its own seed drawn from ``rng`` (OpenDP ignores seeds: its
     draws come from its own CSPRNG).  ``timeout`` caps each release, so the batch gets
     ``repeats × timeout``; a batch that does not finish raises :class:`PeerError`."""
-    spec = peer_spec(name)
-    eps = check_epsilon(epsilon)
-    data, _ = check_data(X, clip=clip)
-    d = data.shape[1]
-    k = check_k(k, d)
-    python = peer_python(name, python, install) if worker is None else (python or sys.executable)
-    seeds = [int(s) for s in rng.integers(0, 2**32 - 1, size=int(repeats))]
-    request = {"command": "pca", "peer": spec.module, "k": k, "epsilon": eps, "seeds": seeds}
-    res = call_worker(
-        python, {**request, **options}, X=data, timeout=timeout * len(seeds), worker=worker
+    _, data, _, k, python, request = _pca_request(
+        name, X, k, epsilon, clip, python, install, worker, options
     )
+    d = data.shape[1]
+    seeds = [int(s) for s in rng.integers(0, 2**32 - 1, size=int(repeats))]
+    request["seeds"] = seeds
+    res = call_worker(python, request, X=data, timeout=timeout * len(seeds), worker=worker)
     if res["status"] != "ok":
         raise PeerError(
             f"{name}: {len(seeds)} releases did not finish: {res.get('error', res['status'])}"
