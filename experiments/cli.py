@@ -35,6 +35,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -131,6 +132,50 @@ MODE_FLAGS = {
     "-sc": "--shell-completion",
     "--shell-completion": "--shell-completion",
 }
+
+
+#: what may accompany ``+rerun=<record id>``: where to read and what to print (the replay uses the
+#: record's own configuration, so any other override would be silently ignored)
+RERUN_COMPANIONS = ("results_dir", "data_dir", "quiet", "print_record", "progress")
+
+
+def check_rerun(args: list[str]) -> None:
+    """Raise :class:`UserError` when ``+rerun=`` comes with an override the replay would ignore."""
+    overrides = [(a, _override_key(a)) for a in args if "=" in a and not a.startswith("-")]
+    if "rerun" not in (key for _, key in overrides):
+        return
+    ignored = [a for a, key in overrides if key not in ("rerun", *RERUN_COMPANIONS)]
+    if ignored:
+        raise UserError(
+            f"+rerun replays the record's own configuration, so {', '.join(ignored)} would be "
+            f"ignored: drop it (allowed beside +rerun: {', '.join(RERUN_COMPANIONS)})"
+        )
+
+
+def check_results_dir(args: list[str]) -> None:
+    """Raise :class:`UserError` when the store ``results_dir=`` names (the last such override; a
+    relative path is taken from the project root) cannot be written: a file, a directory without
+    write permission, or a path the system refuses (tried by creating it and a temporary file in
+    it).  Every run writes there, Hydra's log included,
+    also one that only shows a stored record; refused before any work, nothing is lost."""
+    from .provenance import REPO_ROOT
+
+    values = [a.split("=", 1)[1] for a in args if _override_key(a) == "results_dir" and "=" in a]
+    if not values or "," in values[-1] or "(" in values[-1]:  # default, or a sweep over stores
+        return
+    value = values[-1].strip("'\"")
+    path = Path(value) if Path(value).is_absolute() else REPO_ROOT / value
+    try:
+        if path.exists() and not path.is_dir():
+            raise UserError(f"results_dir={value} is a file, not a directory")
+        path.mkdir(parents=True, exist_ok=True)  # the run would create it anyway
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:  # read-only, no permission, a name too long for the file system, ...
+        raise UserError(
+            f"results_dir={value[:80]} cannot be written ({exc.strerror}): records, and Hydra's "
+            "log, are written there"
+        ) from None
 
 
 def check_launcher(args: list[str]) -> None:
@@ -650,6 +695,8 @@ def run_command_line(app: Callable[[], Any], args: list[str] | None = None) -> i
         (check_launcher, "no cluster"),
         (check_command_line, "unknown key"),
         (check_override_values, "bad value"),
+        (check_results_dir, "results_dir"),
+        (check_rerun, "+rerun"),
     ):
         try:
             check(argv)

@@ -44,6 +44,7 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -681,8 +682,8 @@ def _load_cache(path: Path) -> Dataset | None:
             )  # a cache written as a dense array: read it, rewrite it compactly
             X = z["X"] if dense else expand(z["shape"], z["indptr"], z["indices"], z["data"])
             y = z["y"] if "y" in z.files else None
-    except (OSError, ValueError, KeyError, EOFError, zlib.error):
-        return None  # unreadable cache: rebuild it
+    except (OSError, ValueError, KeyError, EOFError, zlib.error, zipfile.BadZipFile):
+        return None  # unreadable cache (cut short, damaged): rebuild it
     ds = Dataset(
         name=meta["name"],
         X=X,

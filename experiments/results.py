@@ -19,9 +19,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import math
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -63,6 +66,14 @@ def record_id(run_key: dict) -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def _umask() -> int:
+    """This process's umask (read once: setting it back is the only way to read it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@functools.lru_cache(maxsize=1)
 def _host_tag() -> str:
     """This host's name, reduced to characters safe in a file name (looked up once per process)."""
     import socket
@@ -84,6 +95,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+log = logging.getLogger(__name__)
+
+_RECORD_ID = re.compile(r"[0-9a-f]{20}")
+
+
+def _read_record(path: Path) -> dict | None:
+    """The record stored in ``path``, or None when the file is not a complete record (cut short,
+    emptied or edited: not JSON, not an object, or without the run key and the id its name says)."""
+    try:
+        with open(path) as fh:
+            record = json.load(fh)
+    except (OSError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("run_key"), dict):
+        return None
+    return record if record.get("record_id") == path.stem else None
+
+
 class ResultStore:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -93,7 +122,29 @@ class ResultStore:
         return self.records_dir / f"{rid}.json"
 
     def has(self, run_key: dict) -> bool:
-        return self.path(record_id(run_key)).exists()
+        """Whether the record of ``run_key`` is stored.  A damaged file under its name is moved to
+        ``records/.damaged/`` (said in one log line) and counts as absent, so the run computes it again."""
+        path = self.path(record_id(run_key))
+        if not path.exists():
+            return False
+        if _read_record(path) is not None:
+            return True
+        self._set_aside(path)
+        return False
+
+    def _set_aside(self, path: Path) -> None:
+        aside = self.records_dir / ".damaged"
+        aside.mkdir(exist_ok=True)
+        target = aside / f"{path.stem}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
+        try:
+            os.replace(path, target)
+        except FileNotFoundError:  # another process set it aside first
+            return
+        log.warning(
+            "record file %s was damaged (not a complete record): moved to %s, computed again",
+            path.name,
+            target,
+        )
 
     def write(self, record: dict) -> tuple[str, bool]:
         """Write ``record`` (which must contain ``run_key``); return ``(record_id, written)``.
@@ -112,6 +163,7 @@ class ResultStore:
             return rid, False
         fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(), suffix=".part", dir=self.records_dir)
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it (mkstemp's 0600 is private)
             with os.fdopen(fd, "w") as fh:
                 fh.write(text)
                 fh.flush()
@@ -129,21 +181,41 @@ class ResultStore:
         return rid, written
 
     def get(self, rid: str) -> dict:
-        """The record with id ``rid`` (KeyError naming the store when absent)."""
+        """The record with id ``rid`` (KeyError naming the store when it is absent, damaged, or
+        ``rid`` is not a record id)."""
+        if not _RECORD_ID.fullmatch(str(rid)):
+            raise KeyError(f"{rid!r} is not a record id (20 hexadecimal digits)")
         path = self.path(rid)
         if not path.exists():
             raise KeyError(f"no record {rid!r} in {self.records_dir}")
-        with open(path) as fh:
-            return json.load(fh)
+        record = _read_record(path)
+        if record is None:
+            raise KeyError(
+                f"record file {path} is damaged (not a complete record): run its command again to "
+                "compute it anew"
+            )
+        return record
 
     def iter_records(self) -> Iterable[dict]:
+        """Every complete record of the store; damaged files are skipped and named in one log line."""
         if not self.records_dir.exists():
             return
+        damaged = []
         for p in sorted(self.records_dir.glob("*.json")):
             if p.name.startswith(".tmp-"):
                 continue
-            with open(p) as fh:
-                yield json.load(fh)
+            record = _read_record(p)
+            if record is None:
+                damaged.append(p.name)
+            else:
+                yield record
+        if damaged:
+            log.warning(
+                "skipped %d damaged record file(s) in %s (%s): running their commands again computes them",
+                len(damaged),
+                self.records_dir,
+                ", ".join(damaged[:5]) + (", ..." if len(damaged) > 5 else ""),
+            )
 
     def load(self, **filters: Any) -> pd.DataFrame:
         """All records as one DataFrame (nested dicts flattened with '.'), optionally filtered by equality."""

@@ -122,6 +122,36 @@ def _replay_mechanism(cfg: DictConfig, rec: dict, dataset) -> dict:
     return evaluate_mechanism(cfg, data, rec["mechanism_stream"])
 
 
+#: fields a record holds both at the top level (read by the figures) and in its run key
+_KEYED_FIELDS = ("experiment", "dataset", "mechanism", "k", "seed", "scale")
+
+
+def _check_record_is_consistent(rec: dict) -> None:
+    """Refuse a record whose run key does not hash to its id, or whose top-level fields or config
+    disagree with its run key: the file was edited, and a replay would vouch for values it never
+    recomputed."""
+    from .results import record_id
+
+    key = rec.get("run_key") or {}
+    wrong = [] if record_id(key) == rec.get("record_id") else ["run_key (does not hash to the id)"]
+    config = rec.get("config") or {}
+    for field in _KEYED_FIELDS:
+        if field in key and field in rec and rec[field] != key[field]:
+            wrong.append(field)
+        if (
+            field in ("k", "seed")
+            and field in key
+            and field in config
+            and config[field] != key[field]
+        ):
+            wrong.append(f"config.{field}")
+    if wrong:
+        raise UserError(
+            f"record {rec.get('record_id')} disagrees with its own run key in {', '.join(wrong)}: "
+            "the file was edited; it cannot be re-run"
+        )
+
+
 def rerun(cfg: DictConfig) -> dict:
     """``python run.py +rerun=<record id>``: re-run a stored record and check it bit for bit.
 
@@ -144,6 +174,7 @@ def rerun(cfg: DictConfig) -> dict:
         rec = store.get(str(cfg.rerun))
     except KeyError as exc:
         raise UserError(f"+rerun: {exc.args[0]}") from None
+    _check_record_is_consistent(rec)
     classification = rec.get("experiment") == "classification"
     if "config" not in rec or not (classification or "mechanism_stream" in rec):
         raise UserError(

@@ -131,9 +131,34 @@ def _atomic_csv(df: pd.DataFrame, path: Path) -> None:
             os.unlink(tmp)
 
 
-def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
-    if path.exists():
+class SummaryError(ValueError):
+    """A summary file that cannot be read as one (cut short, emptied): named, never merged."""
+
+
+def _read_summary_csv(path: Path, key: list[str]) -> pd.DataFrame | None:
+    """The summary table in ``path``: None when absent or empty; rows whose record id is not one
+    (a line cut short) dropped; :class:`SummaryError` naming the file when its header is not one."""
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    try:
         old = pd.read_csv(path, low_memory=False)
+    except pd.errors.EmptyDataError:
+        return None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise SummaryError(
+            f"{path} is not a summary table ({exc}); remove it and summarize again"
+        ) from None
+    if not set(key) <= set(old.columns):
+        raise SummaryError(
+            f"{path} has no {', '.join(key)} column(s): it is damaged; remove it and summarize again"
+        )
+    ids = old["record_id"].astype(str)
+    return old[ids.str.fullmatch(r"[0-9a-f]{20}")]
+
+
+def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    old = _read_summary_csv(path, key)
+    if old is not None:
         # rows of records present in the new batch are replaced, the others kept
         old = old[~old["record_id"].isin(set(new["record_id"]))] if len(new) else old
         new = pd.concat([old, new], ignore_index=True, sort=False)
@@ -174,14 +199,14 @@ def update_summary(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     df = latest_table1(_merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"]))
-    _atomic_csv(df, out / RECORDS_CSV)
-    tdf = pd.DataFrame(traces)
-    if len(tdf) or (out / TRACES_CSV).exists():
-        tdf = (
-            _merge(out / TRACES_CSV, tdf, ["record_id", "chain", "T"])
-            if len(tdf)
-            else pd.read_csv(out / TRACES_CSV)
+    if df.empty:
+        raise SummaryError(
+            f"no records{'' if scale is None else f' of scale {scale}'} in {store.records_dir}: "
+            "nothing to summarize (no file written)"
         )
+    _atomic_csv(df, out / RECORDS_CSV)
+    tdf = _merge(out / TRACES_CSV, pd.DataFrame(traces), ["record_id", "chain", "T"])
+    if len(tdf):
         _atomic_csv(tdf, out / TRACES_CSV)
     if len(curves):
         _atomic_csv(_merge(out / CURVES_CSV, curves, ["record_id", "t"]), out / CURVES_CSV)
@@ -192,10 +217,9 @@ def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:
     """The summary as a DataFrame shaped like ``ResultStore.load()`` (Figure 2 rows get
     ``traces.iterations`` and ``traces.log_F`` lists back from the trace table)."""
     out = Path(out_dir)
-    path = out / RECORDS_CSV
-    if not path.exists():
+    df = _read_summary_csv(out / RECORDS_CSV, ["record_id"])
+    if df is None:
         return pd.DataFrame()
-    df = pd.read_csv(path, low_memory=False)
     df = df.astype(object).where(df.notna(), None)  # missing text fields read back as None, not NaN
     flags = [c for c in ("converged", "diagnostics_not_private.converged") if c in df.columns]
     for col in flags:  # True / False / missing, never 1.0 / 0.0 / NaN

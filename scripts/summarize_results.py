@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from experiments.figures.cli import check_store_arguments, is_curated
-from experiments.summary import update_summary
+from experiments.summary import SummaryError, update_summary
 
 
 def main(argv=None):
@@ -42,7 +42,11 @@ def main(argv=None):
             f"--out {out} is a curated (committed) directory: it is written only by "
             "scripts/curate.sh (or add --curate); choose another --out"
         )
-    print(json.dumps({"summary": str(out), **update_summary(args.results, out, args.scale)}))
+    try:
+        counts = update_summary(args.results, out, args.scale)
+    except SummaryError as exc:
+        ap.exit(2, f"{ap.prog}: error: {exc}\n")
+    print(json.dumps({"summary": str(out), **counts}))
 
 
 if __name__ == "__main__":

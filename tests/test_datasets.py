@@ -294,11 +294,13 @@ def test_cache_key_changes_with_content_and_version(tmp_path, monkeypatch):
     assert len(list(cache.glob("insurance-*.npz"))) == 3
 
 
-def test_corrupt_cache_is_rebuilt(tmp_path):
+@pytest.mark.parametrize("damage", ["garbage", "cut short"])
+def test_corrupt_cache_is_rebuilt(tmp_path, damage):
     cache = tmp_path / "cache"
     a = load_dataset("kddcup", data_dir=FIXTURES, cache_dir=cache, download=False)
     (npz,) = cache.glob("kddcup-*.npz")
-    npz.write_bytes(b"garbage")
+    data = npz.read_bytes()
+    npz.write_bytes(b"garbage" if damage == "garbage" else data[:1000])  # cut: a BadZipFile
     b = load_dataset("kddcup", data_dir=FIXTURES, cache_dir=cache, download=False)
     np.testing.assert_array_equal(a.X, b.X)
 

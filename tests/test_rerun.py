@@ -171,6 +171,31 @@ def test_tampered_record_exits_non_zero_with_one_line_naming_the_field(tmp_path,
     assert json.loads(out.splitlines()[-1])["reproduced"] is False
 
 
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda r: r.update(k=r["k"] + 1), "in k"),
+        (lambda r: r.update(seed=7), "in seed"),
+        (lambda r: r["config"].update(seed=7), "config.seed"),
+        (lambda r: r["run_key"].update(seed=7), "run_key (does not hash to the id)"),
+    ],
+)
+def test_a_record_edited_where_the_replay_does_not_look_is_refused(tmp_path, capsys, edit, named):
+    """Fields the replay does not recompute (the top-level k and seed the figures read, the config)
+    must agree with the run key, and the run key must hash to the id: else one line, exit 2."""
+    record = in_process_record(tmp_path / "made", capsys)
+    stored = json.loads(json.dumps(only_record(tmp_path / "made", record["record_id"])))
+    edit(stored)
+    copy_record(stored, tmp_path / "edited")
+    with pytest.raises(SystemExit) as exit_status:
+        report_user_errors(run_experiment)(
+            compose_cfg([f"results_dir={tmp_path / 'edited'}", f"+rerun={record['record_id']}"])
+        )
+    assert exit_status.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "disagrees with its own run key" in line and named in line, line
+
+
 @pytest.mark.slow
 def test_record_made_with_another_thread_count_exits_non_zero_naming_it(two_thread_record):
     store, record = two_thread_record

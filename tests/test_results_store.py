@@ -101,3 +101,48 @@ def test_parallel_writers_do_not_clobber(tmp_path):
 
 def test_to_json_is_one_line():
     assert "\n" not in to_json({"a": {"b": [1, 2]}, "c": "x\ny"})
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],  # cut short
+        lambda text: "",  # emptied
+        lambda text: "{}",  # not a record
+        lambda text: text.replace('"record_id": "', '"record_id": "0'),  # another id than its name
+    ],
+)
+def test_a_damaged_record_is_skipped_by_readers_and_recomputed_by_its_run(tmp_path, damage, caplog):
+    """Readers skip a damaged file and name it in one log line; ``has`` sets it aside (so a resumed
+    run computes the record again, and writing it then succeeds); ``get`` says it is damaged."""
+    store = ResultStore(tmp_path)
+    keys = [{"experiment": "x", "restart": r} for r in range(3)]
+    for key in keys:
+        store.write({"run_key": key, "q_F": 0.5})
+    rid = record_id(keys[1])
+    path = store.path(rid)
+    path.write_text(damage(path.read_text()))
+    zz = store.records_dir / "zz.json"
+    zz.write_text("not json")
+    with caplog.at_level("WARNING"):
+        assert len(store.load()) == 2
+    assert "skipped 2 damaged record file(s)" in caplog.text and rid in caplog.text
+    with pytest.raises(KeyError, match="damaged"):
+        store.get(rid)
+    with pytest.raises(KeyError, match="not a record id"):
+        store.get("../../elsewhere/records/x")
+    assert not store.has(keys[1]) and not path.exists()
+    assert len(list((store.records_dir / ".damaged").iterdir())) == 1
+    assert store.write({"run_key": keys[1], "q_F": 0.5}) == (rid, True)
+    assert store.has(keys[1]) and store.get(rid)["q_F"] == 0.5
+
+
+def test_a_record_file_is_readable_as_open_would_make_it(tmp_path):
+    """Not mkstemp's private 0600: other users of a shared store can read it (umask applies)."""
+    old = os.umask(0o022)
+    try:
+        store = ResultStore(tmp_path)
+        rid, _ = store.write({"run_key": {"x": 1}})
+    finally:
+        os.umask(old)
+    assert store.path(rid).stat().st_mode & 0o777 == 0o644

@@ -121,8 +121,18 @@ def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
 
 
 def test_rerun_unknown_record_fails_clearly(tmp_path):
-    proc = run(["+rerun=doesnotexist"], tmp_path, check=False)
-    assert proc.returncode != 0 and "no record" in proc.stderr
+    proc = run(["+rerun=0123456789abcdef0123"], tmp_path, check=False)
+    assert proc.returncode == 2 and "no record" in proc.stderr
+    for bad in ("doesnotexist", "../../elsewhere/records/0123456789abcdef0123"):
+        proc = run([f"+rerun={bad}"], tmp_path, check=False)
+        assert proc.returncode == 2 and "is not a record id" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_rerun_refuses_an_override_it_would_ignore(tmp_path):
+    proc = run(["+rerun=0123456789abcdef0123", "epsilon=0.5"], tmp_path, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "epsilon=0.5 would be ignored" in proc.stderr, proc.stderr
 
 
 # --- the command line answers like Hydra and a person expect -------------------------------------

@@ -281,11 +281,8 @@ def run_audit(cfg) -> dict:
         )
     store = ResultStore(results_root(cfg))
     rid = record_id(key)
-    if store.path(rid).exists():
-        import json
-
-        with open(store.path(rid)) as fh:
-            record = json.load(fh)
+    if store.has(key):
+        record = store.get(rid)
         record["written"] = False
     else:
         params = dict(params)
