@@ -12,6 +12,7 @@ from experiments.results import ResultStore, record_id
 from experiments.summary import (
     RECORDS_CSV,
     SUMMARY_NESTED,
+    SummaryError,
     TRACES_CSV,
     latest_table1,
     load_summary,
@@ -93,6 +94,29 @@ def test_summary_merges_by_record_id_without_duplicates(tmp_path):
     assert (
         len(merged) == len(first) + 1
     )  # the mod_sulq records share ids (same runs): not duplicated
+
+
+def test_an_empty_scale_writes_no_summary_and_a_damaged_summary_is_named(tmp_path):
+    """No records of the scale: refused, nothing written (an empty records.csv used to break every
+    later merge).  A summary cut inside a row loses that row, not the merge; one cut inside its
+    header is named, never merged into."""
+    store = tmp_path / "store"
+    _runs(store, samplers=("gibbs",))
+    out = tmp_path / "summary"
+    with pytest.raises(SummaryError, match="no records of scale paper"):
+        update_summary(store, out, "paper")
+    assert not (out / RECORDS_CSV).exists()
+    update_summary(store, out)
+    full = pd.read_csv(out / RECORDS_CSV)
+    text = (out / RECORDS_CSV).read_text()
+    cut = text[: text.rindex("\n", 0, len(text) - 1) + 12]  # the last row cut inside its record id
+    (out / RECORDS_CSV).write_text(cut)
+    update_summary(store, out)
+    again = pd.read_csv(out / RECORDS_CSV)
+    assert len(again) == len(full) and again.record_id.is_unique
+    (out / RECORDS_CSV).write_text(text[:5])
+    with pytest.raises(SummaryError, match="damaged"):
+        update_summary(store, out)
 
 
 def test_summary_keeps_each_ppca_release_diagnosis(tmp_path):
