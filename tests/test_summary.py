@@ -12,8 +12,8 @@ from experiments.results import ResultStore, record_id
 from experiments.summary import (
     RECORDS_CSV,
     SUMMARY_NESTED,
-    SummaryError,
     TRACES_CSV,
+    SummaryError,
     latest_table1,
     load_summary,
     update_summary,
