@@ -355,13 +355,24 @@ def check_override_values(args: list[str]) -> None:
     ``+`` that the mechanism's config file does not hold.  Sweeps are checked choice by choice;
     what the parser cannot read is left to Hydra."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
     from omegaconf import OmegaConf
     from omegaconf.errors import ValidationError
 
+    parser = OverridesParser.create()
+    for line in _overrides(args):
+        try:
+            parser.parse_overrides([line])
+        except OverrideParseException as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise UserError(
+                f"Hydra's override grammar cannot read {line!r} ({first}): quote a value that holds "
+                "non-ASCII letters, spaces or special characters, e.g. \"key='value'\""
+            ) from None
     try:
-        parsed = OverridesParser.create().parse_overrides(_overrides(args))
+        parsed = parser.parse_overrides(_overrides(args))
         values = [_values(o) for o in parsed]
-    except Exception:  # noqa: BLE001 - Hydra reports its own syntax errors
+    except Exception:  # noqa: BLE001 - Hydra reports its own errors of meaning
         return
     schema = OmegaConf.structured(RunConfig)
     typed = {f.name for f in fields(RunConfig) if f.type is not Any}

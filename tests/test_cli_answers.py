@@ -184,6 +184,11 @@ def test_a_refusal_names_only_the_overrides_it_is_about(tmp_path):
     assert "trials" not in line
 
 
+@pytest.mark.parametrize("override", ["results_dir=/tmp/résultats", "mechanism=ppcä"])
+def test_an_override_hydra_cannot_parse_gets_one_line_with_the_fix(tmp_path, override):
+    one_line_error(run([override], tmp_path), "cannot read", override, "quote a value")
+
+
 def test_rerun_without_a_plus_gets_one_line(tmp_path):
     one_line_error(run(["rerun=0123456789abcdef0123"], tmp_path), "+rerun=0123456789abcdef0123")
 
