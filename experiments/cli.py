@@ -141,7 +141,7 @@ RERUN_COMPANIONS = ("results_dir", "data_dir", "quiet", "print_record", "progres
 
 def check_rerun(args: list[str]) -> None:
     """Raise :class:`UserError` when ``+rerun=`` comes with an override the replay would ignore."""
-    overrides = [(a, _override_key(a)) for a in args if "=" in a and not a.startswith("-")]
+    overrides = [(a, _override_key(a)) for a in _overrides(args)]
     if "rerun" not in (key for _, key in overrides):
         return
     ignored = [a for a, key in overrides if key not in ("rerun", *RERUN_COMPANIONS)]
@@ -160,7 +160,7 @@ def check_results_dir(args: list[str]) -> None:
     also one that only shows a stored record; refused before any work, nothing is lost."""
     from .provenance import REPO_ROOT
 
-    values = [a.split("=", 1)[1] for a in args if _override_key(a) == "results_dir" and "=" in a]
+    values = [a.split("=", 1)[1] for a in _overrides(args) if _override_key(a) == "results_dir"]
     if not values or "," in values[-1] or "(" in values[-1]:  # default, or a sweep over stores
         return
     value = values[-1].strip("'\"")
@@ -360,17 +360,19 @@ def check_override_values(args: list[str]) -> None:
     from omegaconf.errors import ValidationError
 
     parser = OverridesParser.create()
-    for line in _overrides(args):
+    parsed = []
+    for line in _overrides(args):  # one at a time, to name the one the grammar cannot read
         try:
-            parser.parse_overrides([line])
+            parsed += parser.parse_overrides([line])
         except OverrideParseException as exc:
             first = str(exc).strip().splitlines()[0]
             raise UserError(
                 f"Hydra's override grammar cannot read {line!r} ({first}): quote a value that holds "
                 "non-ASCII letters, spaces or special characters, e.g. \"key='value'\""
             ) from None
+        except Exception:  # noqa: BLE001 - Hydra reports its own errors of meaning
+            return
     try:
-        parsed = parser.parse_overrides(_overrides(args))
         values = [_values(o) for o in parsed]
     except Exception:  # noqa: BLE001 - Hydra reports its own errors of meaning
         return

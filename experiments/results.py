@@ -97,7 +97,8 @@ def _pid_alive(pid: int) -> bool:
 
 log = logging.getLogger(__name__)
 
-_RECORD_ID = re.compile(r"[0-9a-f]{20}")
+#: what a record id looks like (:func:`record_id`: the first 20 hex digits of a sha256)
+RECORD_ID_PATTERN = re.compile(r"[0-9a-f]{20}")
 
 
 def _read_record(path: Path) -> dict | None:
@@ -183,7 +184,7 @@ class ResultStore:
     def get(self, rid: str) -> dict:
         """The record with id ``rid`` (KeyError naming the store when it is absent, damaged, or
         ``rid`` is not a record id)."""
-        if not _RECORD_ID.fullmatch(str(rid)):
+        if not RECORD_ID_PATTERN.fullmatch(str(rid)):
             raise KeyError(f"{rid!r} is not a record id (20 hexadecimal digits)")
         path = self.path(rid)
         if not path.exists():
@@ -230,9 +231,10 @@ class ResultStore:
         return df.reset_index(drop=True)
 
     def load_ids(self, ids: Iterable[str]) -> pd.DataFrame:
-        """The stored records among ``ids`` (in that order, each once) as one DataFrame, flattened
-        like :meth:`load`: what one run's summary is made of, whatever else the store holds."""
-        rows = [self.get(rid) for rid in dict.fromkeys(ids) if self.path(rid).exists()]
+        """The stored records among ``ids`` (in that order, each once; absent or damaged ones left
+        out) as one DataFrame, flattened like :meth:`load`: what one run's summary is made of,
+        whatever else the store holds."""
+        rows = [r for r in map(_read_record, map(self.path, dict.fromkeys(ids))) if r is not None]
         return pd.json_normalize(rows) if rows else pd.DataFrame()
 
     def clean_stale_temporaries(self) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .results import ResultStore, record_id
+from .results import RECORD_ID_PATTERN, ResultStore, record_id
 
 __all__ = [
     "summary_rows",
@@ -153,7 +153,7 @@ def _read_summary_csv(path: Path, key: list[str]) -> pd.DataFrame | None:
             f"{path} has no {', '.join(key)} column(s): it is damaged; remove it and summarize again"
         )
     ids = old["record_id"].astype(str)
-    return old[ids.str.fullmatch(r"[0-9a-f]{20}")]
+    return old[ids.str.fullmatch(RECORD_ID_PATTERN.pattern)]
 
 
 def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:

@@ -9,10 +9,11 @@ from typing import Callable
 
 from mechanisms import MechanismOutput, get_mechanism
 
+from ..peers.environment import PEERS
 from .designs import AUDIT_PARAMS
 
 #: the peers (:mod:`experiments.peers`) the design audit also runs, batched in one worker process
-PEER_NAMES = ("diffprivlib_pca", "opendp_pca")
+PEER_NAMES = tuple(PEERS)
 
 
 def resolve(mechanism: str | Callable) -> tuple[str, Callable]:
