@@ -23,6 +23,7 @@ _TIMING = ("seconds",)
 _SCHEMES = (
     ("release", "chain_streams", "the MCMC chains' random streams"),
     (None, "svm_duplicates", "the SVM fit's handling of repeated rows"),
+    ("diagnostics_not_private", "ess_estimator", "the bulk-ESS estimators"),
 )
 #: record parts whose differences are named without amounts (exact statistics of the raw data)
 _NO_AMOUNTS = ("diagnostics_not_private",)
@@ -96,7 +97,8 @@ def known_causes(
     fields : dict, optional
         The re-run's record fields; used to name a change of how the record is computed
         (:data:`_SCHEMES`: the MCMC chains' random streams, the SVM fit's handling of repeated
-        rows), which the record's values cannot survive.
+        rows, the estimator of the PPCA diagnostics' bulk-ESS), which the record's values cannot
+        survive.
     """
     prov = record.get("provenance") or {}
     causes = []

@@ -7,7 +7,11 @@
   Bürkner (2021), max of the bulk (rank-normalised) and tail (folded) versions.
 * ``ess``: bulk effective sample size of Vehtari et al. (2021): rank-normalised
   split chains, multi-chain autocorrelation, Geyer's initial positive sequence
-  with the monotone (initial monotone sequence) correction.
+  with the monotone (initial monotone sequence) correction, computed step for step
+  as ArviZ's ``arviz.ess(..., method="bulk")`` (``arviz.stats.diagnostics._ess``,
+  the algorithm of Stan's ``compute_effective_sample_size`` and of the R package
+  ``posterior``), including its improved truncated estimate; the summary's
+  ``ess_estimator`` (:data:`ESS_ESTIMATOR`) names it in every PPCA record.
 
 These are applied to the trace of q_F(V(t)) = tr(V(t)ᵀ A V(t)) over several chains.
 """
@@ -25,6 +29,7 @@ __all__ = [
     "summarize_chains",
     "RHAT_THRESHOLD",
     "MIN_ESS",
+    "ESS_ESTIMATOR",
 ]
 
 #: Vehtari et al. (2021) recommend R̂ < 1.01 for the rank-normalised split-R̂
@@ -34,6 +39,13 @@ RHAT_THRESHOLD = 1.01
 #: that R̂ and the ESS estimate themselves are reliable.
 MIN_ESS_PER_CHAIN = 100
 MIN_ESS = 400
+#: how :func:`ess` estimates the bulk-ESS, as PPCA's diagnostics state it: a stored record whose ESS
+#: was estimated otherwise does not re-run to the same ``ess`` (and possibly ``converged``), and a
+#: rerun names this as the cause
+ESS_ESTIMATOR = (
+    "bulk-ESS of Vehtari et al. (2021) as arviz.ess(method='bulk'): rank-normalised split chains, "
+    "Geyer's initial positive and monotone sequences, improved truncation, tau >= 1/log10(S)"
+)
 
 
 def f_k_statistic(sum_V: np.ndarray, T: int) -> float:
@@ -99,35 +111,104 @@ def _autocov(x: np.ndarray) -> np.ndarray:
     return ac / n
 
 
-def _ess_basic(x: np.ndarray) -> float:
-    m, n = x.shape
-    acov = _autocov(x)
-    chain_var = acov[:, 0] * n / (n - 1.0)
-    W = chain_var.mean()
-    var_plus = W * (n - 1.0) / n
+def _ess_basic(z: np.ndarray) -> float:
+    """Effective sample size of ``z`` (m chains x n draws, already split and rank-normalised).
+
+    Step for step the estimator of ArviZ's ``arviz.stats.diagnostics._ess`` (the same algorithm as
+    Stan's ``compute_effective_sample_size`` and ``posterior``'s ``ess_rfun``), so that
+    :func:`ess` equals ``arviz.ess(chains, method="bulk")`` up to floating-point rounding.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        Shape (m, n), n >= 4.
+
+    Returns
+    -------
+    float
+        S/τ̂ with S = m·n and τ̂ = max(−1 + 2 Σ_{t ≤ 2K+1} ρ̂_t + ρ̂_{2K+2}⁺, 1/log10 S); NaN if an
+        autocorrelation is NaN.
+
+    Notes
+    -----
+    ρ̂_t = 1 − (W − mean_c γ̂_c(t))/var̂⁺ (Vehtari et al. 2021, section 3.2), with γ̂_c the biased
+    autocovariance of chain c, W the mean within-chain variance and var̂⁺ = (n − 1)/n·W + B/n.  The
+    pairs P̂_j = ρ̂_{2j} + ρ̂_{2j+1} are summed while positive (Geyer's initial positive sequence,
+    looking at lags up to n − 2), each pair lowered to the one before it where larger (initial
+    monotone sequence).  Where the paper writes τ̂ = −1 + 2 Σ_{j ≤ K} P̂_j, the implementations add
+    ρ̂_{2K+2}, the even lag of the first non-positive pair, once when it is positive: the average of
+    the truncations after lags 2K + 1 and 2K + 2, which reduces the variance for antithetic chains.
+    The floor 1/log10 S caps the ESS at S·log10 S.
+
+    References
+    ----------
+    Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), "Rank-normalization, folding, and
+    localization: an improved R-hat for assessing convergence of MCMC", Bayesian Analysis 16(2),
+    667-718, section 3.2.  Geyer (1992), "Practical Markov chain Monte Carlo", Statistical Science
+    7(4), 473-483.  ArviZ, ``arviz.stats.diagnostics._ess`` (version 0.23.4).
+    """
+    m, n = z.shape
+    acov = _autocov(z)
+    mean_var = acov[:, 0].mean() * n / (n - 1.0)  # W
+    var_plus = mean_var * (n - 1.0) / n
     if m > 1:
-        var_plus += x.mean(axis=1).var(ddof=1)
-    if var_plus <= 0:
-        return float(m * n)
-    rho = 1.0 - (W - acov.mean(axis=0)) / var_plus
-    rho[0] = 1.0
-    # Geyer initial positive sequence on pair sums P_t = ρ_{2t} + ρ_{2t+1}
-    n_pairs = n // 2
-    P = rho[0 : 2 * n_pairs : 2] + rho[1 : 2 * n_pairs : 2]
-    pos = P > 0
-    stop = int(np.argmin(pos)) if not pos.all() else n_pairs
-    P = P[:stop]
-    # initial monotone sequence
-    if P.size:
-        P = np.minimum.accumulate(P)
-    tau = -1.0 + 2.0 * P.sum()
-    tau = max(tau, 1.0 / np.log10(m * n + 10))  # Stan's guard against antithetic blow-up
-    return float(m * n / tau)
+        var_plus += z.mean(axis=1).var(ddof=1)
+    rho = 1.0 - (mean_var - acov.mean(axis=0)) / var_plus  # ρ̂_t, t = 0 .. n-1
+    rho_hat = np.zeros(n)  # the ρ̂_t that enter τ̂
+    rho_even, rho_odd = 1.0, rho[1]
+    rho_hat[0], rho_hat[1] = rho_even, rho_odd
+    # Geyer's initial positive sequence: pair (t + 1, t + 2) is kept while the pair before it is
+    # positive; a negative pair is not stored, and the loop ends after it
+    t = 1
+    while t < n - 3 and rho_even + rho_odd > 0.0:
+        rho_even, rho_odd = rho[t + 1], rho[t + 2]
+        if rho_even + rho_odd >= 0:
+            rho_hat[t + 1], rho_hat[t + 2] = rho_even, rho_odd
+        t += 2
+    max_t = t - 2
+    if rho_even > 0:  # the improved truncation: the last even lag read, once
+        rho_hat[max_t + 1] = rho_even
+    # Geyer's initial monotone sequence: each pair no larger than the (lowered) pair before it
+    t = 1
+    while t <= max_t - 2:
+        if rho_hat[t + 1] + rho_hat[t + 2] > rho_hat[t - 1] + rho_hat[t]:
+            rho_hat[t + 1] = (rho_hat[t - 1] + rho_hat[t]) / 2.0
+            rho_hat[t + 2] = rho_hat[t + 1]
+        t += 2
+    size = m * n
+    tau = -1.0 + 2.0 * np.sum(rho_hat[: max_t + 1]) + np.sum(rho_hat[max_t + 1 : max_t + 2])
+    tau = max(tau, 1.0 / np.log10(size))  # caps the ESS of antithetic chains at S·log10 S
+    if np.isnan(rho_hat).any():
+        return float("nan")
+    return float(size / tau)
 
 
 def ess(chains: np.ndarray) -> float:
-    """Bulk effective sample size (Vehtari et al. 2021) of ``chains`` (m x n)."""
+    """Bulk effective sample size (Vehtari et al. 2021) of ``chains``.
+
+    Equal to ``arviz.ess(chains, method="bulk")`` up to floating-point rounding (tested against
+    ArviZ's values on fixed-seed chains in ``tests/test_diagnostics.py``).
+
+    Parameters
+    ----------
+    chains : numpy.ndarray
+        Shape (m, n): m chains of n >= 4 draws (a 1-d array is one chain).
+
+    Returns
+    -------
+    float
+        The ESS of the m·2·⌊n/2⌋ draws of the split chains (the middle draw of an odd n is dropped);
+        that size for constant chains; NaN if a draw is NaN.
+
+    References
+    ----------
+    Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021), Bayesian Analysis 16(2), 667-718:
+    split chains, rank normalisation z = Φ⁻¹((r − 3/8)/(S + 1/4)) (Blom's offset), the ESS of
+    section 3.2.  ArviZ, ``arviz.stats.diagnostics._ess_bulk`` (version 0.23.4).
+    """
     x = _split(chains)
+    if np.isnan(x).any():
+        return float("nan")
     if np.ptp(x) == 0:
         return float(x.size)
     return _ess_basic(_rank_normalise(x))

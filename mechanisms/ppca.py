@@ -29,7 +29,7 @@ Release vs diagnostics (``MechanismOutput``):
                configuration only.
   diagnostics  (not private) ``concentration`` n·ε/2·λ₁(A), ``n``, ``n_clipped``; exact sampler:
                ``acceptance_rate``, ``proposals`` (depend on A); MCMC: ``converged``, ``rhat``,
-               ``ess``, ``rhat_threshold``, ``min_ess``, ``q_F_trace_mean``;
+               ``ess``, ``rhat_threshold``, ``min_ess``, ``ess_estimator``, ``q_F_trace_mean``;
                ``seconds``.
 """
 
@@ -52,7 +52,7 @@ from ._base import (
 )
 from .bingham import CHAIN_STREAMS, chain_generators, run_bingham_chains, sample_vector_bingham
 from .calibration import ppca_concentration
-from .diagnostics import RHAT_THRESHOLD, summarize_chains
+from .diagnostics import ESS_ESTIMATOR, RHAT_THRESHOLD, summarize_chains
 
 __all__ = [
     "ppca",
@@ -133,7 +133,9 @@ def _checked_burn_in(iterations: int, burn_in: int | None) -> tuple[int, int]:
 
 def _diagnose_trace(trace: np.ndarray, rhat_threshold: float, min_ess: float | None) -> dict:
     """Split-R̂ and bulk-ESS of the chains' q_F traces after burn-in (not converged when fewer than
-    4 iterations remain), as the fields a release's diagnostics record."""
+    4 iterations remain), as the fields a release's diagnostics record, with the name of the ESS
+    estimator (:data:`mechanisms.diagnostics.ESS_ESTIMATOR`: a rerun of a record whose ESS was
+    estimated otherwise names it as the cause)."""
     if trace.shape[1] >= 4:
         diag = summarize_chains(trace, rhat_threshold=rhat_threshold, min_ess=min_ess)
     else:
@@ -150,6 +152,7 @@ def _diagnose_trace(trace: np.ndarray, rhat_threshold: float, min_ess: float | N
         "ess": float(diag["ess"]),
         "rhat_threshold": diag["rhat_threshold"],
         "min_ess": diag["min_ess"],
+        "ess_estimator": ESS_ESTIMATOR,
     }
 
 

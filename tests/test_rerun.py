@@ -328,6 +328,23 @@ def test_the_line_names_a_change_of_the_chains_random_streams():
     assert not any("stream" in c for c in known_causes(same, NOW, VERSIONS, "abc", rerun))
 
 
+def test_the_line_names_a_change_of_the_ess_estimator():
+    """A PPCA record whose bulk-ESS was estimated otherwise (a record that names no estimator was
+    made before the estimator was ArviZ's) cannot re-run to its ``ess``: the line says so, and says
+    nothing of it when the estimators agree."""
+    from mechanisms.diagnostics import ESS_ESTIMATOR
+
+    rerun = {"diagnostics_not_private": {"ess": 812.5, "ess_estimator": ESS_ESTIMATOR}}
+    old = hand_record()  # diagnostics without ess_estimator
+    line = not_reproduced_line(
+        "r1", ["diagnostics_not_private.ess"], known_causes(old, NOW, VERSIONS, "abc", rerun)
+    )
+    assert "the bulk-ESS estimators differ (record: not stated, an earlier scheme" in line
+    assert ESS_ESTIMATOR in line
+    same = hand_record(diagnostics_not_private={"ess": 800.0, "ess_estimator": ESS_ESTIMATOR})
+    assert not any("ESS" in c for c in known_causes(same, NOW, VERSIONS, "abc", rerun))
+
+
 def test_the_line_names_a_change_of_the_svm_fit_of_repeated_rows():
     old = hand_record()  # fitted every row: no svm_duplicates field
     causes = known_causes(old, NOW, VERSIONS, "abc", {"svm_duplicates": "weighted"})
@@ -390,6 +407,36 @@ def test_a_grouped_restart_whose_release_differs_fails(grouped_store, tmp_path, 
             )
         )
     capsys.readouterr()
+
+
+def test_a_grouped_restart_diagnosed_by_an_earlier_ess_estimator_names_it(
+    grouped_store, tmp_path, capsys
+):
+    """A record made before the bulk-ESS was ArviZ's (no ``ess_estimator``, another ``ess``): the
+    release replays bit for bit (components and q_F are not named), the diagnostics do not, and the
+    line names the estimator as the cause."""
+    _store, grouped = grouped_store
+    first = min(grouped, key=lambda r: r["restart"])
+    diagnostics = dict(first["diagnostics_not_private"])
+    del diagnostics["ess_estimator"]
+    diagnostics["ess"] *= 1.004  # the earlier estimator's truncation: 0.4% above ArviZ's here
+    copy_record(first, tmp_path / "earlier", diagnostics_not_private=diagnostics)
+    with pytest.raises(NotReproduced) as raised:
+        rerun(
+            compose_cfg(
+                [
+                    f"results_dir={tmp_path / 'earlier'}",
+                    f"+rerun={first['record_id']}",
+                    "quiet=true",
+                ]
+            )
+        )
+    capsys.readouterr()
+    line = str(raised.value)
+    assert "the rerun differs in diagnostics_not_private.ess, " in line
+    assert "diagnostics_not_private.ess_estimator" in line
+    assert "components_sha256" not in line and "q_F" not in line
+    assert "the bulk-ESS estimators differ" in line
 
 
 @pytest.fixture(scope="module")
