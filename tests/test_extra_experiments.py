@@ -235,7 +235,7 @@ def test_figure_guides_and_labels(tmp_path):
     from experiments.figures import extras as make_figures
 
     store = ResultStore(tmp_path)
-    for d in (10, 100):
+    for d in (10, 30, 100):
         store.write(
             {
                 "run_key": {"d": d},
@@ -269,6 +269,151 @@ def test_figure_guides_and_labels(tmp_path):
         and ax.get_xscale() == "log"
         and ax.get_yscale() == "log"
     )
+
+
+def _scaling_summary(mech, d, n_star, n_largest=None, floor=250):
+    """A dimension-scaling summary record and its first run (at the grid's smallest n)."""
+    return [
+        {
+            "experiment": "dimension_scaling",
+            "kind": "summary",
+            "mechanism": mech,
+            "d": d,
+            "k": 2,
+            "epsilon": 0.5,
+            "target": 0.9,
+            "n_star": n_star,
+            "n_largest_searched": n_star if n_star is not None else n_largest,
+            "timestamp": "t",
+            "scale": "quick",
+        },
+        {
+            "experiment": "dimension_scaling",
+            "kind": "run",
+            "mechanism": mech,
+            "d": d,
+            "n": floor,
+            "neighbouring": "none" if mech == "pca" else RELATIONS[mech],
+            "timestamp": "t",
+            "scale": "quick",
+        },
+    ]
+
+
+RELATIONS = {
+    "analyze_gauss": "add-remove-one-row",
+    "mod_sulq": "replace-one-row",
+    "subspace_approx": "replace-one-row",
+    "ppca": "replace-one-row",
+    "noisy_power": "replace-one-row",
+}
+
+
+def _draw_scaling(rows, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from experiments.figures import extras
+
+    captured = []
+    real = extras.save
+    extras.save = lambda fig, out, name: captured.append(fig) or real(fig, out, name)
+    try:
+        extras.fig_dimension_scaling(pd.DataFrame(rows), tmp_path)
+    finally:
+        extras.save = real
+    return captured[0]
+
+
+def test_dimension_scaling_slope_only_on_three_points_above_the_grid_floor(tmp_path):
+    """A slope is printed for 3 distinct d above the grid's smallest n; none for 2 points, and
+    none for a curve at the grid's smallest n (n* there is only an upper bound): never 'slope 0.00'
+    for PCA's flat line at the floor."""
+    rows = []
+    for d in (10, 30, 100):
+        rows += _scaling_summary("analyze_gauss", d, 100 * d)  # slope 1
+        rows += _scaling_summary("pca", d, 250)  # at the floor
+    rows += _scaling_summary("mod_sulq", 10, 16000) + _scaling_summary("mod_sulq", 30, 128000)
+    rows += _scaling_summary("mod_sulq", 100, None, n_largest=256000)
+    fig = _draw_scaling(rows, tmp_path)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    gauss = next(x for x in labels if x.startswith("analyze_gauss"))
+    pca = next(x for x in labels if x.startswith("Non-private PCA"))
+    sulq = next(x for x in labels if x.startswith("MOD-SULQ"))
+    assert "slope 1.00" in gauss
+    assert "slope" in pca and "no slope" in pca and "250" in pca and "0.00" not in pca
+    assert "no slope" in sulq and "n* found at 2 d" in sulq and "1.89" not in sulq
+
+
+def test_dimension_scaling_labels_each_curve_with_its_neighbouring_relation(tmp_path):
+    """Analyze Gauss (add-remove-one-row by default) and the replace-one-row mechanisms at one ε:
+    each curve says its relation, and the title says the labels do; one relation for all goes in
+    the title."""
+    rows = []
+    for d in (10, 30, 100):
+        rows += _scaling_summary("analyze_gauss", d, 100 * d)
+        rows += _scaling_summary("mod_sulq", d, 1000 * d)
+        rows += _scaling_summary("pca", d, 250)
+    fig = _draw_scaling(rows, tmp_path)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(x.startswith("analyze_gauss (add-remove-one-row)") for x in labels)
+    assert any(x.startswith("MOD-SULQ (replace-one-row)") for x in labels)
+    assert "neighbouring relation in its label" in ax.get_title()
+    same = [r for r in rows if r["mechanism"] != "analyze_gauss"]
+    ax = _draw_scaling(same, tmp_path).axes[0]
+    assert "ε = 0.5 (replace-one-row)" in ax.get_title()
+    assert not any("(replace-one-row)" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_dimension_scaling_memory_cap_markers_do_not_sit_on_each_other(tmp_path):
+    """Three searches stopped by the memory cap at the same (d, n), where a fourth mechanism's n* is
+    drawn: the triangles are side by side, none on another or on the reached point."""
+    rows = []
+    for d in (10, 30, 100):
+        rows += _scaling_summary("noisy_power", d, 640 * d)
+    for mech in ("mod_sulq", "ppca", "subspace_approx"):
+        rows += _scaling_summary(mech, 10, 16000) + _scaling_summary(mech, 30, 32000)
+        rows += _scaling_summary(mech, 100, None, n_largest=64000)
+    fig = _draw_scaling(rows, tmp_path)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    points = []
+    for line in ax.lines:
+        if line.get_marker() in ("^", "o", "x"):
+            xy = line.get_transform().transform(line.get_xydata())
+            points += [(line.get_marker(), line.get_markersize(), p) for p in xy]
+    caps = [(ms, p) for m, ms, p in points if m == "^"]
+    assert len(caps) == 3
+    px = fig.dpi / 72.0
+    for ms, p in caps:
+        for _, ms2, q in points:
+            if q is p:
+                continue
+            assert np.max(np.abs(p - q)) >= (ms + ms2) / 2 * px * 0.99, (p, q)
+
+
+def test_dimension_scaling_figure_from_the_committed_quick_summary(tmp_path):
+    """The committed quick summary: no 'slope 0.00', Analyze Gauss's relation differs from the
+    others' and is labelled, and no two memory-cap triangles share a position."""
+    from experiments.summary import load_summary
+
+    df = load_summary(REPO / "results/quick/summary")
+    fig = _draw_scaling(df, tmp_path)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert not any("slope 0.00" in x for x in labels)
+    assert any(x.startswith("analyze_gauss (add-remove-one-row)") for x in labels)
+    assert any(x.startswith("MOD-SULQ (replace-one-row)") for x in labels)
+    caps = [
+        tuple(np.round(line.get_transform().transform(line.get_xydata())[0]))
+        for line in ax.lines
+        if line.get_marker() == "^"
+    ]
+    assert len(caps) >= 2 and len(set(caps)) == len(caps)
 
 
 @pytest.mark.parametrize(

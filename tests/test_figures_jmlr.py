@@ -187,7 +187,8 @@ def test_classification_figure_and_tables(tmp_path, captured):
     )  # the legacy record
     census = [t.get_text() for t in captured[0].axes[1].get_legend().get_texts()]
     assert (
-        "quick · linear · hinge/standard · without income=*" in census
+        "quick · linear · hinge/standard · d = 510" in census
+        and "quick · linear · hinge/standard · d = 512" in census
         and "majority label" in census
     )
     ticks = {
@@ -298,17 +299,123 @@ def _fig2_records():
     return pd.DataFrame(rows)
 
 
-def test_figure2_legend_leaves_the_traces_visible_and_the_y_label_is_written_out(
-    tmp_path, captured
-):
+def test_figure2_legend_leaves_the_traces_visible_and_the_y_label_is_short(tmp_path, captured):
+    """The y label names the statistic (its formula is in the caption, docs/outputs.md): it fits
+    beside the panel instead of running past its height."""
     make_figures.fig2(_fig2_records(), tmp_path)
     fig = captured[0]
     fig.canvas.draw()
     for ax in fig.axes:
         legend = ax.get_legend()
         assert not _overlap(legend.get_window_extent(), ax.get_window_extent())  # below the panel
-        label = ax.get_ylabel()
-        assert (
-            label != "log F_k^i(T)" and "\\log" in label and "\\sqrt{k}" in label
-        )  # typeset, defined
+        assert ax.get_ylabel() == r"$\log F_k^{\,i}(T)$"
+        label_height = ax.yaxis.label.get_window_extent().height
+        assert label_height < 0.5 * ax.get_window_extent().height
     assert "scale: smoke" in fig._suptitle.get_text()
+
+
+def test_figure2_draws_the_fast_chain_at_each_number_of_sweeps_labelled(tmp_path, captured):
+    """Records of the fast chain with 1 sweep per iteration (the PPCA releases' chain) and with 2
+    (the convergence study's default) are both drawn, each labelled by its sweeps per iteration;
+    a record without the field is the chain's default, 2."""
+    recs = _fig2_records()
+    one = recs[recs.sampler == "gibbs"].assign(sweeps_per_iteration=1, timestamp="u")
+    recs = pd.concat([recs, one], ignore_index=True)
+    make_figures.fig2(recs, tmp_path)
+    for ax in captured[0].axes:
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        fast = [x for x in labels if x.startswith("Givens chain")]
+        assert len(fast) == 2
+        assert any("1 sweep per iteration" in x for x in fast)
+        assert any("2 sweeps per iteration" in x for x in fast)
+        styles = {
+            line.get_label(): (line.get_linestyle(), tuple(np.ravel(line.get_color())))
+            for line in ax.lines
+            if line.get_label().startswith("Givens")
+        }
+        assert len(set(styles.values())) == 2  # told apart by line style and colour too
+        assert sum(1 for x in labels if x.startswith("Hoff")) == 1
+    legacy = recs.iloc[[1]].drop(columns="sweeps_per_iteration")
+    assert "2 sweeps per iteration" in make_figures.fig2_label(legacy.iloc[0])
+
+
+def test_figures_3_and_4_state_epsilon_and_delta_from_the_records(tmp_path, captured):
+    """ε and δ come from the records drawn (never a constant): the private releases' ε, and a δ
+    that only MOD-SULQ uses named as MOD-SULQ's; non-private PCA (ε = ∞) and random (ε = 0) are
+    left out."""
+    df = _utility(["census"])
+    eps = {"pca": float("inf"), "random": 0.0, "ppca": 0.1, "mod_sulq": 0.1}
+    df["epsilon"] = df.mechanism.map(eps)
+    df["delta"] = np.where(df.mechanism == "mod_sulq", 0.01, 0.0)
+    make_figures.utility_vs_n(df, ["census"], tmp_path, "fig3", "Figure 3: utility vs n")
+    title = captured[0]._suptitle.get_text()
+    assert "ε = 0.1, δ = 0.01 (MOD-SULQ)" in title
+    df["epsilon"] = df.mechanism.map({**eps, "ppca": 0.5, "mod_sulq": 0.5})
+    df["delta"] = np.where(df.mechanism.isin(["mod_sulq", "ppca"]), 0.05, 0.0)
+    make_figures.utility_vs_n(df, ["census"], tmp_path, "fig3b", "Figure 3: utility vs n")
+    title = captured[1]._suptitle.get_text()
+    assert "ε = 0.5, δ = 0.05" in title and "0.1" not in title and "(MOD-SULQ)" not in title
+
+
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_the_committed_figures_3_and_4_state_the_papers_epsilon_delta_and_label_n_1000(
+    tmp_path, captured, scale
+):
+    """As the paper's caption: ε = 0.1 and δ = 0.01; the n axis labels the grid's first size,
+    n = 1,000, and the full data set."""
+    from experiments.summary import load_summary
+
+    summary = {"quick": "results/quick/summary", "paper": "results/paper_scale/summary"}[scale]
+    df = load_summary(REPO / summary)
+    for datasets in (["census", "kddcup"], ["localization", "insurance"]):
+        make_figures.utility_vs_n(df, datasets, tmp_path, "f", "Figure")
+        fig = captured[-1]
+        assert "ε = 0.1, δ = 0.01 (MOD-SULQ)" in fig._suptitle.get_text()
+        fig.canvas.draw()
+        for ax in fig.axes:
+            if not ax.get_xticks().size:  # the panel that says why it is missing
+                continue
+            labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+            ds = ax.get_title().split(" ")[0]
+            full = int(df[(df.experiment == "utility_vs_n") & (df.dataset == ds)].n.max())
+            assert labels[0] == "1,000" and labels[-1] == f"{full:,}", labels
+
+
+def test_classification_figure_is_the_same_drawn_from_the_store_or_from_its_summary(tmp_path):
+    """The summary keeps no lists (``drop_feature_prefixes``): the census runs without the income
+    columns are told apart by their number of features either way, with the same legend, markers
+    and bytes."""
+    from experiments.figures import cli
+    from experiments.results import ResultStore
+    from experiments.summary import update_summary
+
+    store = ResultStore(tmp_path / "store")
+    for dropped, d_classified, acc in (([], 512, 0.974), (["income="], 510, 0.938)):
+        for r in range(3):
+            store.write(
+                {
+                    "run_key": {"dropped": dropped, "round": r},
+                    "experiment": "classification",
+                    "dataset": "census",
+                    "mechanism": "pca",
+                    "k": 8,
+                    "scale": "quick",
+                    "accuracy": acc + r / 1000,
+                    "majority_accuracy": 0.938,
+                    "classifier": "rbf",
+                    "svm_loss": "hinge",
+                    "feature_scaling": "minmax",
+                    "svm_converged": True,
+                    "d_classified": d_classified,
+                    "drop_feature_prefixes": dropped,
+                    "timestamp": f"t{r}",
+                }
+            )
+    update_summary(tmp_path / "store", tmp_path / "summary")
+    kw = dict(only={"fig_classification"}, scale="quick")
+    cli.make_all(tmp_path / "store", tmp_path / "a", **kw)
+    cli.make_all(tmp_path / "store", tmp_path / "b", summary=tmp_path / "summary", **kw)
+    for ext in ("png", "pdf"):
+        a = (tmp_path / "a" / "figures" / f"fig_classification.{ext}").read_bytes()
+        b = (tmp_path / "b" / "figures" / f"fig_classification.{ext}").read_bytes()
+        assert a == b, ext

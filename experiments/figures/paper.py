@@ -23,6 +23,7 @@ from experiments.figures.style import (
     guarantee_suffix,
     in_paper_order,
     labelled_style,
+    legend_below,
     save,
     scale_text,
     style,
@@ -64,10 +65,27 @@ def fig1(df: pd.DataFrame, out: Path):
     return save(fig, out, "fig1")
 
 
-#: Figure 2's y axis: the statistic of JMLR 2013 section 6.2 (mechanisms/diagnostics.py)
-FIG2_YLABEL = r"$\log F_k^{\,i}(T)$ = log($\|$mean of chain $i$'s first $T$ draws$\|_F / \sqrt{k}$)"
-#: Figure 2: colour map and line style per sampler
-FIG2_SAMPLERS = {"reference": ("Blues", "-"), "gibbs": ("Oranges", "--")}
+#: Figure 2's y axis: the statistic of JMLR 2013 section 6.2 (mechanisms/diagnostics.py), named
+#: here and defined in the figure's caption (docs/outputs.md): F_k^i(T) = ‖mean of chain i's first T
+#: draws‖_F / √k
+FIG2_YLABEL = r"$\log F_k^{\,i}(T)$"
+#: Figure 2: colour map and line style per chain drawn: the reference sampler, and the fast chain
+#: per sweeps per iteration (others: grey, dotted)
+FIG2_SAMPLERS = {
+    ("reference", None): ("Blues", "-"),
+    ("gibbs", 1): ("Greens", "-."),
+    ("gibbs", 2): ("Oranges", "--"),
+}
+#: sweeps per iteration of a fast-chain record that does not say (the chain's default then)
+FIG2_DEFAULT_SWEEPS = 2
+
+
+def fig2_sweeps(row) -> int | None:
+    """Givens sweeps per iteration of a Figure 2 record's chain (None for the reference sampler)."""
+    if row.get("sampler") == "reference":
+        return None
+    sweeps = row.get("sweeps_per_iteration")
+    return FIG2_DEFAULT_SWEEPS if _missing(sweeps) else int(sweeps)
 
 
 def fig2_label(row) -> str:
@@ -75,12 +93,11 @@ def fig2_label(row) -> str:
     k = int(row["k"])
     if row.get("sampler") == "reference":
         return f"Hoff column Gibbs (reference): 1 iteration = {k} exact column draws"
-    sweeps = row.get("sweeps_per_iteration")
-    sweeps = 2 if _missing(sweeps) else int(sweeps)
+    sweeps = fig2_sweeps(row)
     pairs = "" if _missing(row.get("d")) else f" = {k * (int(row['d']) - k):,}"
     return (
-        f"Givens chain (fast): 1 iteration = {sweeps} sweep{'s' if sweeps > 1 else ''} "
-        f"of all k(d-k){pairs} rotations"
+        f"Givens chain (fast), {sweeps} sweep{'s' if sweeps > 1 else ''} per iteration "
+        f"(1 sweep = all k(d-k){pairs} rotations)"
     )
 
 
@@ -89,22 +106,29 @@ def _missing(v) -> bool:
 
 
 def fig2(df: pd.DataFrame, out: Path):
-    """log F_k^i(T) (CSS 2013 Figure 2) per data set, the reference (Hoff) chains and the fast Givens
-    chains on the same axes, each labelled with what one of its iterations is."""
+    """log F_k^i(T) (CSS 2013 Figure 2) per data set: the reference (Hoff) chains and the fast Givens
+    chains on the same axes, the latest record of each sampler and each number of sweeps per
+    iteration (the fast chain of the PPCA releases runs 1, the convergence study's default 2), each
+    labelled with what one of its iterations is."""
     d = df[df.experiment == "gibbs_convergence"]
     if d.empty:
         return None
     if "sampler" not in d.columns:
         d = d.assign(sampler="gibbs")
-    d = d.sort_values("timestamp").groupby(["dataset", "sampler"]).tail(1)
+    sweeps = [fig2_sweeps(r) for _, r in d.iterrows()]
+    d = d.assign(_sweeps_key=[-1 if v is None else v for v in sweeps])  # -1: the reference sampler
+    d = d.sort_values("timestamp", kind="mergesort")
+    d = d.groupby(["dataset", "sampler", "_sweeps_key"]).tail(1)
     datasets = [x for x in ("kddcup", "insurance") if x in set(d.dataset)] + sorted(
         set(d.dataset) - {"kddcup", "insurance"}
     )
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.2), squeeze=False)
     for ax, ds in zip(axes[0], datasets):
-        rows = d[d.dataset == ds]
-        for _, row in sorted(rows.iterrows(), key=lambda r: r[1]["sampler"] != "reference"):
-            cmap, ls = FIG2_SAMPLERS.get(row["sampler"], ("Greys", ":"))
+        rows = d[d.dataset == ds].sort_values(["sampler", "_sweeps_key"], kind="mergesort")
+        rows = pd.concat([rows[rows.sampler == "reference"], rows[rows.sampler != "reference"]])
+        for _, row in rows.iterrows():
+            chain = (row["sampler"], None if row["_sweeps_key"] < 0 else int(row["_sweeps_key"]))
+            cmap, ls = FIG2_SAMPLERS.get(chain, ("Greys", ":"))
             it = np.asarray(row["traces.iterations"])
             chains = row["traces.log_F"]
             colors = plt.get_cmap(cmap)(np.linspace(0.45, 0.9, max(len(chains), 1)))
@@ -131,8 +155,8 @@ def fig2(df: pd.DataFrame, out: Path):
         ax.set_title(f"{ds} ({', '.join(parts)})")
         ax.set_xlabel("iteration T (unit: see legend)")
         ax.set_ylabel(FIG2_YLABEL)
-        # below the panel: inside, it covered the first iterations, where the chains differ most
-        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+    for ax in axes[0]:  # below each panel: inside, it covered the first iterations
+        legend_below(ax, fontsize=6.5, frameon=False)
     fig.suptitle(
         "Figure 2: convergence from uniform starts, the paper's (Hoff) sampler and the fast chain · "
         + scale_text(d),
@@ -202,32 +226,89 @@ def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, ti
     )
     offset = [STYLE[m]["label"] for m in X_OFFSET if m in set(d.mechanism)]
     notes = ["bars: ±1 sd"] + ([" and ".join(offset) + " offset slightly in n"] if offset else [])
-    fig.suptitle(f"{title} ({'; '.join(notes)}) · {scale_text(d)}", y=1.03)
+    privacy = privacy_text(d)
+    fig.suptitle(
+        f"{title}{', ' + privacy if privacy else ''} · {scale_text(d)}\n{'; '.join(notes)}",
+        y=1.06,
+    )
     return save(fig, out, name)
 
 
-def _short_n(n: float) -> str:
-    """Compact tick label of a sample size: 500, 1.6k, 49k, 494k, 1.2M."""
-    n = float(n)
-    if n < 1000:
-        return f"{n:.0f}"
-    if n < 1e6:
-        return f"{n / 1e3:.{1 if n < 1e4 else 0}f}k"
-    return f"{n / 1e6:.1f}M"
+def _n_label(n: float) -> str:
+    """Tick label of a sample size, exact: 1,000, 9,822, 494,021."""
+    return f"{int(round(float(n))):,}"
 
 
-def n_ticks(ax, ns) -> None:
-    """Label the log n axis at the sizes drawn (at most 6 labels, so they never collide); no minor labels
-    (on a grid spanning less than a decade matplotlib labels minor ticks, and they overlap)."""
+def n_ticks(ax, ns, gap_points: float = 6.0) -> None:
+    """Label the log n axis at the sizes drawn, exactly (``1,000``), always the smallest and the
+    largest n (the grid's start and the full data set) and, between them, as many as fit without two
+    labels closer than ``gap_points``; no minor labels (on a grid spanning less than a decade
+    matplotlib labels minor ticks, and they overlap).  Call it once the axis' scale and data are set."""
+    from matplotlib.font_manager import FontProperties
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-    ns = [float(n) for n in ns]
-    step = max(1, -(-len(ns) // 6))
-    shown = ns[::-1][::step][::-1]  # always keep the largest n (the full data set)
+    ns = sorted({float(n) for n in ns})
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    size = FontProperties(size=matplotlib.rcParams["xtick.labelsize"])
+    gap = gap_points * fig.dpi / 72.0
+
+    def span(n):
+        x = ax.transData.transform((n, 1.0))[0]
+        w = renderer.get_text_width_height_descent(_n_label(n), size, ismath=False)[0]
+        return x - w / 2, x + w / 2
+
+    shown = [ns[-1]]
+    if len(ns) > 1:
+        last_left = span(ns[-1])[0]
+        kept_right = None
+        for n in ns[:-1]:
+            left, right = span(n)
+            if right + gap > last_left:
+                break
+            if kept_right is None or left >= kept_right + gap:
+                shown.insert(len(shown) - 1, n)
+                kept_right = right
     ax.xaxis.set_major_locator(FixedLocator(shown))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_n(v)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _n_label(v)))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def privacy_text(d: pd.DataFrame) -> str:
+    """The privacy parameters of the private releases among the records ``d`` (finite ε > 0; the
+    non-private PCA, ε = ∞, and the data-independent random subspace, ε = 0, are left out), as a
+    caption states them: "ε = 0.1, δ = 0.01 (MOD-SULQ)"; a δ that only some mechanisms use names
+    them; "" when no record says.
+
+    Parameters
+    ----------
+    d : pandas.DataFrame
+        Records with ``epsilon``, ``delta`` and ``mechanism`` columns.
+
+    Returns
+    -------
+    str
+    """
+    if "epsilon" not in d.columns:
+        return ""
+    eps = pd.to_numeric(d["epsilon"], errors="coerce")
+    private = d[np.isfinite(eps) & (eps > 0)]
+    if private.empty:
+        return ""
+    parts = ["ε = " + ", ".join(f"{e:g}" for e in sorted(set(eps[private.index])))]
+    if "delta" in private.columns:
+        delta = pd.to_numeric(private["delta"], errors="coerce")
+        positive = private[delta > 0]
+        if positive.empty:
+            parts.append("δ = 0")
+        else:
+            text = "δ = " + ", ".join(f"{x:g}" for x in sorted(set(delta[positive.index])))
+            users = in_paper_order(positive.mechanism)
+            if set(users) != set(private.mechanism):
+                text += " (" + ", ".join(style(m).get("label", m) for m in users) + ")"
+            parts.append(text)
+    return ", ".join(parts)
 
 
 def _one_value(d: pd.DataFrame, col: str):
@@ -252,7 +333,6 @@ def fig5(df: pd.DataFrame, out: Path):
     ax.set_xlabel("ε")
     ax.set_ylabel("utility q_F(U)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
     private = d[d.mechanism != "pca"]
     samples = (
         sorted(set(private.groupby(["mechanism", "epsilon_grid"]).size())) if len(private) else []
@@ -275,6 +355,8 @@ def fig5(df: pd.DataFrame, out: Path):
         + "; bars: ±1 sd",
         fontsize=9,
     )
+    # below the axes: inside, it covered MOD-SULQ's error bars at the middle ε
+    legend_below(ax, fontsize=8, ncol=2, frameon=False)
     return save(fig, out, "fig5")
 
 
@@ -290,16 +372,14 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         return None
     d = d.copy()
     d["group"] = d.scale + " · " + d.classifier + " · " + d.svm_loss + "/" + d.feature_scaling
-    if (
-        "drop_feature_prefixes" in d
-    ):  # e.g. census without its income (label) columns: another group
-        dropped = d.drop_feature_prefixes.map(
-            lambda v: ", ".join(v) if isinstance(v, (list, tuple)) else ""
-        )
-        d["group"] += np.where(dropped != "", " · without " + dropped + "*", "")
-    elif "d_classified" in d:  # a summary keeps no lists: such a run shows as a smaller d
+    if "d_classified" in d:
+        # runs of one protocol on different features (census without its income columns: the
+        # record's list `drop_feature_prefixes`) are told apart by the number of features, which
+        # the store's records and the summary (it keeps no lists) both hold: the same legend and
+        # markers whichever of the two is drawn
         several = d.groupby(["dataset", "group"]).d_classified.transform("nunique") > 1
-        d["group"] += np.where(several, " · d = " + d.d_classified.map(lambda v: f"{v:.0f}"), "")
+        d_text = d.d_classified.map(lambda v: "" if _missing(v) else f" · d = {float(v):.0f}")
+        d["group"] += np.where(several, d_text, "")
     datasets = [x for x in ["kddcup", "localization", *FOOTNOTE_DATASETS] if x in set(d.dataset)]
     datasets += sorted(set(d.dataset) - set(datasets))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets), 4.2), squeeze=False)
@@ -383,8 +463,14 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         ]
         if ds in FOOTNOTE_DATASETS:
             handles.append(Line2D([], [], color="0.4", lw=2, label="majority label"))
-        ax.legend(
-            handles=handles, fontsize=7, title="scale · classifier · loss/scaling", title_fontsize=7
+        # below the panel: inside, it covered error bars (kddcup's linear MOD-SULQ, insurance's)
+        legend_below(
+            ax,
+            handles,
+            fontsize=7,
+            title="scale · classifier · loss/scaling",
+            title_fontsize=7,
+            frameon=False,
         )
     fig.suptitle(
         "Classification in the k-dimensional subspace (JMLR Table 2; bars: ±1 sd over rounds) · "
