@@ -73,6 +73,39 @@ def test_sampler_convergence_reads_F_at_half_and_final_iterations(tmp_path):
     assert (row.n_eps_over_2, row.n_eps_over_2_lambda1) == (7.0, 3.5)
 
 
+def test_sampler_convergence_keeps_one_row_per_sweeps_per_iteration(tmp_path):
+    """The fast chain at 1 and at 2 sweeps per iteration (and a record that predates the field: the
+    chain's default, 2, so the older of the two 2-sweep records is left out), beside the reference."""
+    T = np.array([100, 200])
+
+    def rec(sampler, sweeps, stamp, f):
+        r = {
+            "experiment": "gibbs_convergence",
+            "dataset": "toy",
+            "sampler": sampler,
+            "timestamp": stamp,
+            "traces.iterations": T,
+            "traces.log_F": [np.log([f, f / 2])],
+        }
+        return r if sweeps is None else {**r, "sweeps_per_iteration": sweeps}
+
+    df = pd.DataFrame(
+        [
+            rec("reference", None, "a", 0.4),
+            rec("gibbs", None, "a", 0.3),
+            rec("gibbs", 2.0, "b", 0.2),
+            rec("gibbs", 1.0, "c", 0.1),
+        ]
+    )
+    (path,) = tables.sampler_convergence_table(df, tmp_path)
+    t = pd.read_csv(path)
+    assert list(zip(t.sampler, t.sweeps_per_iteration.fillna(-1), t.F_max_half)) == [
+        ("gibbs", 1, 0.1),
+        ("gibbs", 2, 0.2),
+        ("reference", -1, 0.4),
+    ]
+
+
 def test_missing_experiments_draw_nothing(tmp_path):
     empty = pd.DataFrame({"experiment": ["table1"]})
     assert tables.utility_vs_n_table(empty, tmp_path) is None

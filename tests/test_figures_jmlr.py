@@ -300,7 +300,7 @@ def _fig2_records():
 
 
 def test_figure2_legend_leaves_the_traces_visible_and_the_y_label_is_short(tmp_path, captured):
-    """The y label names the statistic (its formula is in the caption, docs/outputs.md): it fits
+    """The y label names the statistic (its formula is in the caption): it fits
     beside the panel instead of running past its height."""
     make_figures.fig2(_fig2_records(), tmp_path)
     fig = captured[0]

@@ -28,7 +28,13 @@ from experiments.figures.style import (
     scale_text,
     style,
 )
-from experiments.figures.tables import FOOTNOTE_DATASETS, PAPER_TABLE2, classification_records
+from experiments.figures.tables import (
+    FOOTNOTE_DATASETS,
+    PAPER_TABLE2,
+    chain_sweeps,
+    classification_records,
+    latest_chains,
+)
 
 #: MOD-SULQ and random shifted apart in n (a factor) in Figures 3-4, so both stay visible
 X_OFFSET = {"random": 10**-0.025, "mod_sulq": 10**0.025}
@@ -66,8 +72,8 @@ def fig1(df: pd.DataFrame, out: Path):
 
 
 #: Figure 2's y axis: the statistic of JMLR 2013 section 6.2 (mechanisms/diagnostics.py), named
-#: here and defined in the figure's caption (docs/outputs.md): F_k^i(T) = ‖mean of chain i's first T
-#: draws‖_F / √k
+#: here and defined in the figure's caption (REPRODUCTION.md, Figure 2; docs/outputs.md):
+#: F_k^i(T) = ‖mean of chain i's first T draws‖_F / √k
 FIG2_YLABEL = r"$\log F_k^{\,i}(T)$"
 #: Figure 2: colour map and line style per chain drawn: the reference sampler, and the fast chain
 #: per sweeps per iteration (others: grey, dotted)
@@ -76,16 +82,6 @@ FIG2_SAMPLERS = {
     ("gibbs", 1): ("Greens", "-."),
     ("gibbs", 2): ("Oranges", "--"),
 }
-#: sweeps per iteration of a fast-chain record that does not say (the chain's default then)
-FIG2_DEFAULT_SWEEPS = 2
-
-
-def fig2_sweeps(row) -> int | None:
-    """Givens sweeps per iteration of a Figure 2 record's chain (None for the reference sampler)."""
-    if row.get("sampler") == "reference":
-        return None
-    sweeps = row.get("sweeps_per_iteration")
-    return FIG2_DEFAULT_SWEEPS if _missing(sweeps) else int(sweeps)
 
 
 def fig2_label(row) -> str:
@@ -93,7 +89,7 @@ def fig2_label(row) -> str:
     k = int(row["k"])
     if row.get("sampler") == "reference":
         return f"Hoff column Gibbs (reference): 1 iteration = {k} exact column draws"
-    sweeps = fig2_sweeps(row)
+    sweeps = chain_sweeps(row)
     pairs = "" if _missing(row.get("d")) else f" = {k * (int(row['d']) - k):,}"
     return (
         f"Givens chain (fast), {sweeps} sweep{'s' if sweeps > 1 else ''} per iteration "
@@ -113,21 +109,16 @@ def fig2(df: pd.DataFrame, out: Path):
     d = df[df.experiment == "gibbs_convergence"]
     if d.empty:
         return None
-    if "sampler" not in d.columns:
-        d = d.assign(sampler="gibbs")
-    sweeps = [fig2_sweeps(r) for _, r in d.iterrows()]
-    d = d.assign(_sweeps_key=[-1 if v is None else v for v in sweeps])  # -1: the reference sampler
-    d = d.sort_values("timestamp", kind="mergesort")
-    d = d.groupby(["dataset", "sampler", "_sweeps_key"]).tail(1)
+    d = latest_chains(d)
     datasets = [x for x in ("kddcup", "insurance") if x in set(d.dataset)] + sorted(
         set(d.dataset) - {"kddcup", "insurance"}
     )
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.2), squeeze=False)
     for ax, ds in zip(axes[0], datasets):
-        rows = d[d.dataset == ds].sort_values(["sampler", "_sweeps_key"], kind="mergesort")
+        rows = d[d.dataset == ds].sort_values(["sampler", "_sweeps"], kind="mergesort")
         rows = pd.concat([rows[rows.sampler == "reference"], rows[rows.sampler != "reference"]])
         for _, row in rows.iterrows():
-            chain = (row["sampler"], None if row["_sweeps_key"] < 0 else int(row["_sweeps_key"]))
+            chain = (row["sampler"], None if row["_sweeps"] < 0 else int(row["_sweeps"]))
             cmap, ls = FIG2_SAMPLERS.get(chain, ("Greys", ":"))
             it = np.asarray(row["traces.iterations"])
             chains = row["traces.log_F"]

@@ -219,18 +219,42 @@ def utility_vs_epsilon_table(df: pd.DataFrame, out: Path):
     return [out / "utility_vs_epsilon.csv"]
 
 
+#: Givens sweeps per iteration of a Figure 2 fast-chain record that does not say (the chain's
+#: default, ``mechanisms.bingham.GIBBS_SWEEPS_PER_ITERATION``, when those records were made)
+DEFAULT_SWEEPS = 2
+
+
+def chain_sweeps(row) -> int | None:
+    """Givens sweeps per iteration of a Figure 2 record's chain (None for the reference sampler,
+    whose iteration is exact column draws)."""
+    if row.get("sampler") == "reference":
+        return None
+    sweeps = row.get("sweeps_per_iteration")
+    missing = sweeps is None or (isinstance(sweeps, float) and np.isnan(sweeps))
+    return DEFAULT_SWEEPS if missing else int(sweeps)
+
+
+def latest_chains(d: pd.DataFrame) -> pd.DataFrame:
+    """Figure 2's records ``d`` (``gibbs_convergence``), the latest of each (data set, sampler,
+    sweeps per iteration), with the sweeps in ``_sweeps`` (-1 for the reference sampler)."""
+    if "sampler" not in d.columns:
+        d = d.assign(sampler="gibbs")
+    sweeps = [chain_sweeps(r) for _, r in d.iterrows()]
+    d = d.assign(_sweeps=[-1 if v is None else v for v in sweeps])
+    d = d.sort_values("timestamp", kind="mergesort")
+    return d.groupby(["dataset", "sampler", "_sweeps"]).tail(1)
+
+
 def sampler_convergence_table(df: pd.DataFrame, out: Path):
     """Figure 2's chains: F_k^i(T) over the chains (smallest, largest) at half and at all of the
     iterations, split-R̂ of q_F, and the Bingham's scale n·ε/2 and top concentration n·ε/2·λ₁, per
-    (data set, sampler); the latest record of each."""
+    (data set, sampler, Givens sweeps per iteration of the fast chain); the latest record of each."""
     d = df[df.experiment == "gibbs_convergence"] if "experiment" in df else df.iloc[0:0]
     if d.empty or "traces.log_F" not in d.columns:
         return None
-    if "sampler" not in d.columns:
-        d = d.assign(sampler="gibbs")
-    d = d.sort_values("timestamp").groupby(["dataset", "sampler"]).tail(1)
+    d = latest_chains(d)
     rows = []
-    for _, r in d.sort_values(["dataset", "sampler"]).iterrows():
+    for _, r in d.sort_values(["dataset", "sampler", "_sweeps"]).iterrows():
         T = np.asarray(r["traces.iterations"])
         F = np.exp(np.asarray(r["traces.log_F"], dtype=float))
         half = int(np.searchsorted(T, T[-1] // 2))
@@ -238,6 +262,7 @@ def sampler_convergence_table(df: pd.DataFrame, out: Path):
             {
                 "dataset": r["dataset"],
                 "sampler": r["sampler"],
+                "sweeps_per_iteration": None if r["_sweeps"] < 0 else int(r["_sweeps"]),
                 "chains": F.shape[0],
                 "T_half": int(T[half]),
                 "F_min_half": F[:, half].min(),
@@ -253,5 +278,6 @@ def sampler_convergence_table(df: pd.DataFrame, out: Path):
         )
     out.mkdir(parents=True, exist_ok=True)
     t = pd.DataFrame(rows).round(6)
+    t["sweeps_per_iteration"] = t["sweeps_per_iteration"].astype("Int64")
     t.to_csv(out / "sampler_convergence.csv", index=False)
     return [out / "sampler_convergence.csv"]
