@@ -1,6 +1,7 @@
 """The classifiers of Table 2 (Chaudhuri, Sarwate & Sinha 2013, section 6.4): the train/test split,
-the feature scaling, the SVMs (libSVM's RBF C-SVC with its defaults or a tuned grid, the linear SVM),
-the fit on distinct rows, and the convergence rule that tables apply to classification records.
+the feature scaling, the SVMs (the paper's linear C-SVC with C tuned by cross-validation, libSVM's
+RBF C-SVC with its defaults or a tuned grid, liblinear's linear SVM), the fit on distinct rows, and
+the convergence rule that tables apply to classification records.
 
 The runner that projects the data and writes the records is ``experiments.jmlr.run_classification``;
 the protocol and its measurements are in docs/table2_protocol.md.
@@ -23,6 +24,8 @@ __all__ = [
     "SVM_CACHE_MB",
     "SVM_LOSSES",
     "DistinctRowsSVC",
+    "LinearCSVC",
+    "LinearCSVCSearch",
     "SubsetGridRBF",
     "UnconvergedFitError",
     "classification_split",
@@ -36,8 +39,9 @@ __all__ = [
 ]
 
 
-#: Table 2 classifier options (JMLR 2013 section 6.4 says "a linear SVM ... implemented by libSVM")
-CLASSIFIERS = ("rbf_default", "rbf", "linear")
+#: Table 2 classifier options (JMLR 2013 section 6.4 says "a linear SVM ... implemented by libSVM";
+#: ``linear_csvc`` is that, the default; the others are alternatives, docs/table2_protocol.md)
+CLASSIFIERS = ("linear_csvc", "rbf_default", "rbf", "linear")
 SVM_LOSSES = ("hinge", "squared_hinge")
 FEATURE_SCALINGS = ("none", "standard", "minmax")
 
@@ -232,6 +236,146 @@ class DistinctRowsSVC(SVC):
         return self._on_distinct(super().decision_function, X)
 
 
+class LinearCSVC:
+    """The C-SVC with the linear kernel, libSVM's formulation (Chang & Lin, "LIBSVM: a library for
+    support vector machines", 2011, eq. (1) with K(x, x') = xᵀx'), solved to optimality:
+
+        min over (w, b, ξ) of  ½‖w‖² + C Σᵢ sᵢ ξᵢ   subject to  yᵢ (wᵀxᵢ + b) ≥ 1 − ξᵢ,  ξᵢ ≥ 0,
+
+    yᵢ = +1 for ``classes_[1]`` and −1 for ``classes_[0]``, the bias b not regularised, sᵢ the
+    weight of row i.  The rows are first merged into their distinct (row, label) pairs, each
+    weighted by its count (:func:`distinct_rows`): m equal pairs add m·C·ξ, as one pair with weight
+    m does, so the problem is the one on every row.  The primal is a quadratic programme in
+    d + 1 + (distinct pairs) variables, solved by Clarabel's interior-point method (Goulart & Chen
+    2024) to its default relative gap and feasibility tolerances of 1e-8; the objective is divided
+    by Σ sᵢ first (the same minimiser).  libSVM's SMO solver stops
+    at a KKT violation of 1e-3 and needs up to 7·10⁷ iterations per fit at the top of libSVM's C
+    grid on Table 2's projected features (docs/table2_protocol.md, where the two are compared).
+
+    ``converged_`` is False (and a :class:`~sklearn.exceptions.ConvergenceWarning` is raised) when
+    the solver stops short of its tolerances.  Prediction is ``classes_[1]`` where wᵀx + b > 0.
+    """
+
+    def __init__(self, C: float = 1.0):
+        self.C = float(C)
+
+    def fit(self, X, y):
+        import clarabel
+        import scipy.sparse as sp
+
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(f"the C-SVC needs two classes, got {self.classes_.size}")
+        if not (np.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be positive and finite, got {self.C}")
+        first, inverse, _ = distinct_rows(X, y)
+        Xd, weights = X[first], np.bincount(inverse, minlength=first.size).astype(np.float64)
+        sign = np.where(y[first] == self.classes_[1], 1.0, -1.0)
+        m, d = Xd.shape
+        total = weights.sum()  # objective / Σ s: the same minimiser, its size independent of n
+        P = sp.block_diag([sp.identity(d) / total, sp.csc_matrix((1 + m, 1 + m))], format="csc")
+        q = np.concatenate([np.zeros(d + 1), self.C * weights / total])
+        slack = -sp.identity(m, format="csc")
+        margin = sp.csc_matrix(-sign[:, None] * np.hstack([Xd, np.ones((m, 1))]))
+        A = sp.vstack(
+            [sp.hstack([sp.csc_matrix((m, d + 1)), slack]), sp.hstack([margin, slack])],
+            format="csc",
+        )
+        b = np.concatenate([np.zeros(m), -np.ones(m)])
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        solution = clarabel.DefaultSolver(
+            P, q, A, b, [clarabel.NonnegativeConeT(2 * m)], settings
+        ).solve()
+        x = np.asarray(solution.x, dtype=np.float64)
+        self.coef_, self.intercept_ = x[:d].copy(), float(x[d])
+        self.solver_status_ = str(solution.status)
+        self.converged_ = self.solver_status_ == "Solved"
+        self.fit_rows_ = int(m)
+        if not self.converged_:
+            warnings.warn(
+                f"the C-SVC's solver stopped with status {self.solver_status_}",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        return np.asarray(X, dtype=np.float64) @ self.coef_ + self.intercept_
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y) -> float:
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class LinearCSVCSearch:
+    """libSVM's tuning workflow for the linear kernel (Hsu, Chang & Lin, "A Practical Guide to Support
+    Vector Classification", sections 2.2 and 3.2; libSVM's ``svm-scale`` and ``tools/grid.py``):
+    each feature scaled to [−1, 1] on the training rows, C chosen by ``folds``-fold cross-validation
+    over ``c_grid`` on every training row, then one :class:`LinearCSVC` fit on all training rows
+    with the chosen C.
+
+    The folds are stratified by label and shuffled with ``random_state`` (``svm-train -v`` also
+    stratifies, with C's ``rand``).  The score of a C is the share of training rows predicted
+    correctly when held out (``svm-train -v``'s "Cross Validation Accuracy", pooled over the folds);
+    among equal scores the smallest C wins, as in ``grid.py``.  Attributes: ``best_C_``,
+    ``cv_accuracy_`` (one per C), ``n_fits_`` and ``n_fits_converged_`` (the cross-validation fits
+    and the final one; a fold whose training part holds one class fits nothing and predicts that
+    class, as ``svm-train`` does), ``fit_rows_`` (the distinct pairs the final fit saw).
+    """
+
+    def __init__(self, c_grid, *, folds: int = 5, scaling: str = "minmax", random_state: int = 0):
+        self.c_grid = [float(c) for c in c_grid]
+        self.folds, self.scaling, self.random_state = int(folds), scaling, int(random_state)
+
+    def fit(self, X, y):
+        from sklearn.base import clone
+        from sklearn.model_selection import StratifiedKFold
+
+        self.scaler_ = None if self.scaling == "none" else clone(_scaler(self.scaling))
+        Xs = np.asarray(X) if self.scaler_ is None else self.scaler_.fit_transform(X)
+        y = np.asarray(y)
+        if np.unique(y).size != 2:
+            raise ValueError("the C-SVC needs training rows of two classes")
+        folds = StratifiedKFold(self.folds, shuffle=True, random_state=self.random_state)
+        correct = np.zeros(len(self.c_grid), dtype=np.int64)
+        fits = []
+        with warnings.catch_warnings():  # a class with fewer rows than folds: some folds lack it
+            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+            splits = list(folds.split(Xs, y))
+        for train, held in splits:
+            labels = np.unique(y[train])
+            for i, C in enumerate(self.c_grid):
+                if labels.size < 2:  # as svm-train: a model of one class predicts that class
+                    correct[i] += int(np.sum(y[held] == labels[0]))
+                    continue
+                model = LinearCSVC(C).fit(Xs[train], y[train])
+                correct[i] += int(np.sum(model.predict(Xs[held]) == y[held]))
+                fits.append(model.converged_)
+        best = np.flatnonzero(correct == correct.max())
+        self.best_C_ = min(
+            self.c_grid[i] for i in best
+        )  # the smallest C among the best, as grid.py
+        self.cv_accuracy_ = correct / len(y)
+        self.svm_ = LinearCSVC(self.best_C_).fit(Xs, y)
+        fits.append(self.svm_.converged_)
+        self.n_fits_, self.n_fits_converged_ = len(fits), int(sum(fits))
+        self.fit_rows_ = self.svm_.fit_rows_
+        return self
+
+    def predict(self, X):
+        return self.svm_.predict(
+            np.asarray(X) if self.scaler_ is None else self.scaler_.transform(X)
+        )
+
+    def score(self, X, y) -> float:
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
 #: libSVM's kernel cache (MB) for the RBF fits; it changes only the speed, never the solution
 SVM_CACHE_MB = 500
 
@@ -254,6 +398,8 @@ def fit_classifier(
 ) -> tuple[object, dict]:
     """Fit the Table-2 classifier ``proto["classifier"]`` on the training rows ``(Z, y)``.
 
+    ``linear_csvc`` (the default: the paper's linear C-SVC, :class:`LinearCSVCSearch`, always fitted
+    on the distinct pairs), ``rbf_default``, ``rbf`` or ``linear`` (liblinear).
     Returns the fitted model (``.score(X, y)``) and the record fields that say what was fitted and
     whether it converged: ``svm_C``, ``svm_gamma`` (None for the linear SVM), ``svm_fits`` (every fit:
     the cross-validation fits plus the final one), ``svm_fits_converged`` (those that stopped at the
@@ -266,7 +412,15 @@ def fit_classifier(
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        if proto["classifier"] == "linear":
+        if proto["classifier"] == "linear_csvc":
+            model = LinearCSVCSearch(
+                log2_grid(proto["svm_log2_C"]),
+                folds=proto["svm_cv_folds"],
+                scaling=proto["feature_scaling"],
+                random_state=random_state,
+            ).fit(Z, y)
+            C, gamma, fits, fit_rows = model.best_C_, None, model.n_fits_, model.fit_rows_
+        elif proto["classifier"] == "linear":
             model = linear_svm_search(
                 proto["svm_loss"],
                 proto["feature_scaling"],
@@ -310,7 +464,9 @@ def fit_classifier(
         "svm_fits": int(fits),
         "svm_fits_converged": int(fits - unconverged),
         "svm_converged": unconverged == 0,
-        "svm_duplicates": "weighted" if distinct and proto["classifier"] != "linear" else "kept",
+        "svm_duplicates": "weighted"
+        if proto["classifier"] == "linear_csvc" or (distinct and proto["classifier"] != "linear")
+        else "kept",
         "svm_fit_rows": int(fit_rows),
     }
 
@@ -352,8 +508,8 @@ def require_converged(records: pd.DataFrame, allow_unconverged: bool = False) ->
         where = ", ".join(f"{d}/{m}: {c}" for (d, m), c in groups.items())
         raise UnconvergedFitError(
             f"{int(bad.sum())} classification record(s) hold SVM fits stopped at their iteration limit ({where}); "
-            "re-run them with a classifier that converges (experiment.classifier=rbf_default or rbf, or linear with "
-            "svm_loss=squared_hinge)"
+            "re-run them with a classifier that converges (experiment.classifier=linear_csvc, rbf_default or rbf, or "
+            "linear with svm_loss=squared_hinge)"
         )
     return records
 

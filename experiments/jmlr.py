@@ -370,12 +370,23 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
     return _finish(cfg, "utility_vs_epsilon", written, _run_summary(cfg, ids, ["epsilon_grid"]))
 
 
+#: Cross-validation folds when ``experiment.svm_cv_folds`` is null: ``grid.py``'s default (5) for the
+#: paper's linear C-SVC; 3 for the alternatives (their measured cost, docs/table2_protocol.md)
+CV_FOLDS_DEFAULT = {"linear_csvc": 5, "rbf_default": 3, "rbf": 3, "linear": 3}
+#: Base-2 exponents of the C grid when ``experiment.svm_log2_C`` is null: ``grid.py``'s default range
+#: and step (-log2c -5,15,2) for the linear C-SVC; every 2^4 over the same range for ``rbf``
+LOG2_C_DEFAULT = {"linear_csvc": [-5, 15, 2], "rbf": [-5, 15, 4]}
+
+
 def classification_protocol(cfg: DictConfig) -> dict:
     """The Table-2 protocol fields of ``cfg.experiment`` (all of them go into the run key).
 
-    ``classifier``: ``rbf_default`` (libSVM's defaults, :func:`rbf_svm_default`; the configured
-    default), ``rbf`` (libSVM's tuning workflow, :class:`SubsetGridRBF`) or ``linear``
-    (:func:`linear_svm_search`).  The
+    ``classifier``: ``linear_csvc`` (the paper's "linear SVM ... implemented by libSVM": the linear
+    C-SVC with C by cross-validation, :class:`LinearCSVCSearch`; the configured default),
+    ``rbf_default`` (libSVM's defaults, :func:`rbf_svm_default`), ``rbf`` (libSVM's tuning
+    workflow, :class:`SubsetGridRBF`) or ``linear`` (liblinear, :func:`linear_svm_search`).
+    ``svm_cv_folds`` and ``svm_log2_C`` left null take the classifier's own default
+    (:data:`CV_FOLDS_DEFAULT`, :data:`LOG2_C_DEFAULT`); the record holds the values used.  The
     grid fields of the classifiers not chosen are recorded as None (they do not act); the RBF
     classifiers are libSVM's C-SVC, hinge loss solved to tolerance (``svm_max_iter = -1``).
     ``random_entries`` / ``random_projection`` only act on the ``random`` mechanism and are recorded
@@ -386,7 +397,7 @@ def classification_protocol(cfg: DictConfig) -> dict:
     :func:`fit_classifier`).
     """
     e = cfg.experiment
-    classifier = str(e.get("classifier", "linear"))
+    classifier = str(e.get("classifier", "linear_csvc"))
     if classifier not in CLASSIFIERS:
         raise ValueError(f"experiment.classifier must be one of {CLASSIFIERS}, got {classifier!r}")
     loss, scaling = str(e.svm_loss), str(e.feature_scaling)
@@ -401,7 +412,9 @@ def classification_protocol(cfg: DictConfig) -> dict:
         "svm_loss": loss,
         "feature_scaling": scaling,
         "svm_max_iter": int(e.svm_max_iter),
-        "svm_cv_folds": int(e.svm_cv_folds),
+        "svm_cv_folds": int(
+            e.svm_cv_folds if e.get("svm_cv_folds") is not None else CV_FOLDS_DEFAULT[classifier]
+        ),
         "svm_C_grid": None,
         "svm_log2_C": None,
         "svm_log2_gamma": None,
@@ -412,11 +425,15 @@ def classification_protocol(cfg: DictConfig) -> dict:
     }
     if classifier == "linear":
         proto["svm_C_grid"] = [float(c) for c in e.svm_C_grid]
-    else:  # libSVM's C-SVC: the hinge loss, solved to its tolerance (no iteration limit)
+    else:  # the C-SVC: the hinge loss, solved to its tolerance (no iteration limit)
         proto.update(svm_loss="hinge", svm_max_iter=-1)
+    log2_C = e.get("svm_log2_C")
+    if classifier == "linear_csvc":
+        proto["svm_log2_C"] = [int(v) for v in (log2_C or LOG2_C_DEFAULT[classifier])]
+        log2_grid(proto["svm_log2_C"])  # a malformed grid fails here
     if classifier == "rbf":
         proto.update(
-            svm_log2_C=[int(v) for v in e.svm_log2_C],
+            svm_log2_C=[int(v) for v in (log2_C or LOG2_C_DEFAULT[classifier])],
             svm_log2_gamma=[int(v) for v in e.svm_log2_gamma],
             svm_cv_rows=None if e.get("svm_cv_rows") is None else int(e.svm_cv_rows),
         )

@@ -190,27 +190,40 @@ def test_unknown_classifier_is_refused():
     Z, y = _overlapping(50)
     with pytest.raises(ValueError, match="classifier"):
         fit_classifier({"classifier": "knn"}, Z, y)
-    assert set(CLASSIFIERS) == {"rbf_default", "rbf", "linear"}
+    assert set(CLASSIFIERS) == {"linear_csvc", "rbf_default", "rbf", "linear"}
 
 
-def test_default_config_is_libsvms_defaults_and_the_grid_is_libsvms_range():
+def test_default_config_is_the_papers_linear_svm_with_libsvms_grid():
+    """The default classifier is the paper's linear C-SVC; the folds and C grid left null resolve to
+    grid.py's defaults for it (5 folds, C = 2^-5, 2^-3, ..., 2^15) and to the values the alternatives
+    were run with (3 folds, every 2^4), so the alternatives' records keep their run keys."""
+    from experiments.jmlr import classification_protocol
+
     cfg = compose_cfg(["experiment=classification"])
     e = cfg.experiment
-    assert e.classifier == "rbf_default" and e.feature_scaling == "minmax" and e.svm_cv_folds == 3
-    assert (
-        list(e.svm_log2_C) == [-5, 15, 4]
-        and list(e.svm_log2_gamma) == [-15, 3, 4]
-        and e.svm_cv_rows == 2000
+    assert e.classifier == "linear_csvc" and e.feature_scaling == "minmax"
+    assert e.svm_cv_folds is None and e.svm_log2_C is None
+    assert list(e.svm_log2_gamma) == [-15, 3, 4] and e.svm_cv_rows == 2000
+    proto = classification_protocol(cfg)
+    assert proto["svm_cv_folds"] == 5 and proto["svm_log2_C"] == [-5, 15, 2]
+    assert proto["svm_loss"] == "hinge" and proto["svm_max_iter"] == -1
+    assert proto["svm_C_grid"] is None and proto["svm_log2_gamma"] is None
+    rbf = classification_protocol(
+        compose_cfg(["experiment=classification", "experiment.classifier=rbf"])
     )
+    assert rbf["svm_cv_folds"] == 3 and rbf["svm_log2_C"] == [-5, 15, 4]
+    for other in ("rbf_default", "linear"):
+        c = compose_cfg(["experiment=classification", f"experiment.classifier={other}"])
+        assert classification_protocol(c)["svm_cv_folds"] == 3
 
 
 def test_rbf_default_ignores_the_grid_fields(tmp_path):
-    """The default classifier: the grid, the CV subset and the linear fields do not act and do not
+    """libSVM's defaults: the grid, the CV subset and the linear fields do not act and do not
     split its records; its scaling does."""
     from tests.test_classification_protocol import _base
 
     data = _kddcup_like_dir(tmp_path)
-    base = _base(tmp_path, data)
+    base = _base(tmp_path, data) + ["experiment.classifier=rbf_default"]
     assert run_classification(compose_cfg(base))["records_written"] == 1
     for extra in (
         ["experiment.svm_log2_C=[-1,3,2]"],
