@@ -7,7 +7,10 @@ smallest β for the exact Gaussian profile of the same release, sensitivity √2
 (:func:`mechanisms.calibration.mod_sulq_noise_scale_tight`, docs/calibration.md);
 ``calibration="sulq"``: the noise variance of the original SULQ method, 8 d² log²(d/δ)/(n² ε²)
 (Blum, Dwork, McSherry & Nissim 2005, as quoted in JMLR 2013 section 3.1), on the symmetric noise
-of Algorithm 1 (:func:`sulq_noise_scale`).
+of Algorithm 1 (:func:`sulq_noise_scale`); ``calibration="variance"``: eq. (5)'s β read as the
+noise variance (standard deviation √β), one reading of how the paper's code may have used eq. (5),
+measured in REPRODUCTION.md (Figure 3(b)).  Both alternatives hold Theorem 5's guarantee only where
+their noise is at least eq. (5)'s, which :func:`mod_sulq` checks.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from ._base import (
 from .calibration import check_calibration, mod_sulq_noise_scale, mod_sulq_noise_scale_tight
 from .linalg import symmetric_gaussian, top_k_eigenvectors
 
-#: MOD-SULQ's noise calibrations: eq. (5) (default), the exact Gaussian profile, the original SULQ variance
-MOD_SULQ_CALIBRATIONS = ("paper", "tight", "sulq")
+#: MOD-SULQ's noise calibrations: eq. (5) (default), the exact Gaussian profile, the original SULQ
+#: variance, eq. (5)'s β as the variance
+MOD_SULQ_CALIBRATIONS = ("paper", "tight", "sulq", "variance")
 
 
 def sulq_noise_scale(n: int, d: int, epsilon: float, delta: float) -> float:
@@ -64,7 +68,8 @@ def mod_sulq(
 ) -> MechanismOutput:
     """Algorithm 1 of JMLR 2013 with the noise standard deviation β of eq. (5) (``calibration="paper"``),
     the smallest β for the exact Gaussian privacy profile (``calibration="tight"``) or the original
-    SULQ noise of section 3.1 (``calibration="sulq"``, :func:`sulq_noise_scale`; larger than eq. (5)).
+    SULQ noise of section 3.1 (``calibration="sulq"``, :func:`sulq_noise_scale`; larger than eq. (5)),
+    or standard deviation √β, eq. (5)'s β read as a variance (``calibration="variance"``).
 
     Parameters
     ----------
@@ -80,10 +85,12 @@ def mod_sulq(
         Source of the noise matrix N.
     clip : bool, default False
         Scale rows above the unit norm back onto the unit ball instead of refusing them.
-    calibration : {"paper", "tight", "sulq"}, default "paper"
+    calibration : {"paper", "tight", "sulq", "variance"}, default "paper"
         β of eq. (5), the smallest β for the exact Gaussian profile (sensitivity √2/n,
-        :func:`mechanisms.calibration.mod_sulq_noise_scale_tight`), or the original SULQ noise
-        (:func:`sulq_noise_scale`, larger than eq. (5)).
+        :func:`mechanisms.calibration.mod_sulq_noise_scale_tight`), the original SULQ noise
+        (:func:`sulq_noise_scale`), or √β (eq. (5)'s β as the variance).  ``sulq`` and
+        ``variance`` are refused where their noise would be below eq. (5)'s (for ``variance``,
+        where β > 1).
 
     Returns
     -------
@@ -116,6 +123,18 @@ def mod_sulq(
         note = (
             "JMLR 2013 Theorem 5 (noise at least eq. (5)'s); noise sd of the original SULQ, "
             "variance 8 d^2 log^2(d/delta)/(n^2 epsilon^2), JMLR 2013 section 3.1"
+        )
+    elif calibration == "variance":
+        beta_eq5 = mod_sulq_noise_scale(n, d, epsilon, delta)
+        if beta_eq5 > 1.0:  # then √β < β; a function of (n, d, ε, δ) only
+            raise ValueError(
+                "eq. (5)'s beta exceeds 1 for these n, d, epsilon, delta, so its square root is "
+                "below it: Theorem 5 does not cover it; use calibration='paper'"
+            )
+        beta = math.sqrt(beta_eq5)
+        note = (
+            "JMLR 2013 Theorem 5 (noise at least eq. (5)'s); noise variance beta of eq. (5), "
+            "sd sqrt(beta)"
         )
     else:
         beta = mod_sulq_noise_scale_tight(n, epsilon, delta)

@@ -317,3 +317,30 @@ def test_sulq_noise_below_eq5_is_refused():
         mod_sulq(
             _data(), 1, epsilon=1.0, delta=0.01, rng=np.random.default_rng(0), calibration="sulq2"
         )
+
+
+def test_variance_reading_is_the_square_root_of_eq5():
+    """calibration='variance': standard deviation √β with β of eq. (5), the noise the release carries
+    (bit for bit against a hand-made draw), refused where β > 1 (there √β < β)."""
+    X = _data()
+    n, d = X.shape
+    out = mod_sulq(
+        X, 3, epsilon=0.5, delta=0.01, rng=np.random.default_rng(7), calibration="variance"
+    )
+    beta = mod_sulq_noise_scale(n, d, 0.5, 0.01)
+    assert beta < 1 and out.release["noise_scale"] == math.sqrt(beta) > beta
+    assert out.release["calibration"] == "variance"
+    manual = top_k_eigenvectors(
+        second_moment(X) + symmetric_gaussian(d, math.sqrt(beta), np.random.default_rng(7)), 3
+    )
+    assert np.array_equal(out.components, manual)
+    assert mod_sulq_noise_scale(30, 12, 0.01, 0.01) > 1
+    with pytest.raises(ValueError, match="square root is below it"):
+        mod_sulq(
+            _data(30),
+            3,
+            epsilon=0.01,
+            delta=0.01,
+            rng=np.random.default_rng(0),
+            calibration="variance",
+        )
