@@ -136,51 +136,100 @@ def _spread_caps(caps: list[tuple[str, float, float]], reached: set[tuple[float,
     return x
 
 
-def fig_dimension_scaling(df: pd.DataFrame, out: Path):
-    """n*(d) per mechanism (log-log) with guide lines of slope 1/2, 1, 3/2; in the legend, each
-    curve's neighbouring relation (when the mechanisms' differ) and its fitted slope (only on at
-    least :data:`MIN_SLOPE_POINTS` distinct d above the grid's smallest n)."""
+def scaling_curves(df: pd.DataFrame) -> dict[str, dict]:
+    """The dimension-scaling numbers the figure draws, per mechanism: the latest ``kind: summary``
+    record per (mechanism, d), and from them
+
+    * ``records``: those records (sorted by d),
+    * ``d``, ``n_star`` (NaN where not reached), ``n_largest_searched`` (where a search stopped),
+      ``floor`` (the grid's smallest n, :func:`grid_floor`): arrays over d,
+    * ``slope``, ``points``, ``at_floor``: :func:`fitted_slope`,
+    * ``relation``: the neighbouring relation of its runs (:func:`neighbouring_by_mechanism`), or
+      None.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Records (a store's or a summary's).
+
+    Returns
+    -------
+    dict
+        Mechanism -> the numbers above; empty when there are no dimension-scaling summaries.
+    """
     if df.empty or not {"experiment", "kind"} <= set(df.columns):
-        return None
+        return {}
     exp = df[df.experiment == "dimension_scaling"]
-    d = exp[exp.get("kind") == "summary"]
+    d = exp[exp.kind == "summary"]
     if d.empty:
-        return None
-    runs = exp[exp.get("kind") == "run"]
+        return {}
+    runs = exp[exp.kind == "run"]
     d = d.sort_values("timestamp", kind="mergesort").groupby(["mechanism", "d"]).tail(1)
     relations = neighbouring_by_mechanism(runs)
-    one_relation = len(set(relations.values())) == 1
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
-    anchors, caps, reached = [], [], set()
+    curves = {}
     for mech, g in d.groupby("mechanism"):
         g = g.sort_values("d")
         n = pd.to_numeric(g.n_star, errors="coerce")
-        ok = n.notna()
+        if "n_largest_searched" in g:  # the summary's column (experiments.summary)
+            top = pd.to_numeric(g.n_largest_searched, errors="coerce")
+        else:
+            top = pd.Series(
+                [
+                    largest_searched(srch, grid)
+                    for srch, grid in zip(
+                        g.get("search", pd.Series([None] * len(g), index=g.index)),
+                        g.get("n_grid", pd.Series([None] * len(g), index=g.index)),
+                    )
+                ],
+                index=g.index,
+                dtype=float,
+            )
         floor = grid_floor(runs[runs.mechanism == mech], g)
-        note = slope_text(g.d, n, floor)
-        st = labelled_style(mech, g)
+        slope, points, at_floor = fitted_slope(g.d, n, floor)
+        curves[mech] = {
+            "records": g,
+            "d": g.d.to_numpy(dtype=float),
+            "n_star": n.to_numpy(dtype=float),
+            "n_largest_searched": top.to_numpy(dtype=float),
+            "floor": floor.to_numpy(dtype=float),
+            "slope": slope,
+            "points": points,
+            "at_floor": at_floor,
+            "relation": relations.get(mech),
+        }
+    return curves
+
+
+def fig_dimension_scaling(df: pd.DataFrame, out: Path):
+    """n*(d) per mechanism (log-log) with guide lines of slope 1/2, 1, 3/2; in the legend, each
+    curve's neighbouring relation (when the mechanisms' differ) and its fitted slope (only on at
+    least :data:`MIN_SLOPE_POINTS` distinct d above the grid's smallest n): :func:`scaling_curves`."""
+    curves = scaling_curves(df)
+    if not curves:
+        return None
+    d = pd.concat([c["records"] for c in curves.values()])
+    relations = {m: c["relation"] for m, c in curves.items() if c["relation"]}
+    one_relation = len(set(relations.values())) == 1
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    anchors, caps, reached = [], [], set()
+    for mech, c in curves.items():
+        dims, n = c["d"], c["n_star"]
+        ok = np.isfinite(n)
+        note = slope_text(dims, n, c["floor"])
+        st = labelled_style(mech, c["records"])
         label = st.pop("label")
         if mech in relations and not one_relation:
             label += f" ({relations[mech]})"
         st["ls"] = "-"
         st.setdefault("color", EXTRA_COLORS.get(mech))
         st.setdefault("marker", "o")
-        line = ax.plot(g.d[ok], n[ok], label=f"{label}{note}", **st)[0]
-        reached |= {(float(a), float(b)) for a, b in zip(g.d[ok], n[ok])}
-        if (~ok).any():  # not reached: open triangle at the largest n searched (n* is above it)
-            if "n_largest_searched" in g:  # the summary's column (experiments.summary)
-                top = list(g.n_largest_searched[~ok])
-            else:
-                top = [
-                    largest_searched(srch, grid)
-                    for srch, grid in zip(
-                        g.get("search", pd.Series([None] * len(g), index=g.index))[~ok],
-                        g.n_grid[~ok],
-                    )
-                ]
-            caps += [(line.get_color(), float(a), float(b)) for a, b in zip(g.d[~ok], top)]
+        line = ax.plot(dims[ok], n[ok], label=f"{label}{note}", **st)[0]
+        reached |= {(float(a), float(b)) for a, b in zip(dims[ok], n[ok])}
+        # not reached: open triangle at the largest n searched (n* is above it)
+        top = c["n_largest_searched"]
+        caps += [(line.get_color(), float(a), float(b)) for a, b in zip(dims[~ok], top[~ok])]
         if ok.any():
-            anchors.append((float(g.d[ok].iloc[0]), float(n[ok].iloc[0])))
+            anchors.append((float(dims[ok][0]), float(n[ok][0])))
     for (colour, _, n_top), x in zip(caps, _spread_caps(caps, reached)):
         ax.plot([x], [n_top], marker="^", ls="none", mfc="none", ms=8, color=colour)
     dims = np.array(sorted(d.d.unique()), dtype=float)
@@ -220,37 +269,68 @@ def fig_dimension_scaling(df: pd.DataFrame, out: Path):
     return save(fig, out, "dimension_scaling")
 
 
-def fig_online_regret(df: pd.DataFrame, out: Path):
-    """Regret vs m for Algorithm 2 (tree=False) and the tree version, with OPT and the rate curves."""
+#: the two online-regret variants, by ``tree``: name, colour, and the theorem whose rate is drawn
+REGRET_VARIANTS = {
+    False: ("Algorithm 2 (Gaussian FPL, tree=False)", "tab:orange", "theorem9"),
+    True: ("tree aggregation (tree=True)", "tab:blue", "theorem8"),
+}
+
+
+def regret_means(df: pd.DataFrame) -> dict[bool, dict]:
+    """The online-regret curves the figure draws, per variant (``tree``): the mean over its runs of
+    the regret, OPT and the theorem's rate at the stored steps ``t`` (runs whose curve has other
+    steps left out), and ``runs``, how many were averaged.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Records (a store's or a summary's).
+
+    Returns
+    -------
+    dict
+        ``tree`` -> {"t", "regret", "opt", "rate", "runs"} (arrays over t and an int); empty when
+        there are no online-regret records.
+    """
     if df.empty or "experiment" not in df.columns:
-        return None
+        return {}
     d = df[df.experiment == "online_regret"]
     if d.empty:
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    colors = {False: "tab:orange", True: "tab:blue"}
-    names = {False: "Algorithm 2 (Gaussian FPL, tree=False)", True: "tree aggregation (tree=True)"}
+        return {}
+    out = {}
     for tree, g in d.groupby("tree"):
         tree = bool(tree)
         t = np.asarray(g["curve.t"].iloc[0], dtype=float)
-        same = [np.asarray(x, dtype=float) for x in g["curve.regret"] if len(x) == len(t)]
-        reg = np.mean(same, axis=0)
-        opt = np.mean(
-            [np.asarray(x, dtype=float) for x in g["curve.opt"] if len(x) == len(t)], axis=0
-        )
-        c = colors[tree]
-        axes[0].plot(t, reg, color=c, label=f"regret, {names[tree]} ({len(same)} runs)")
-        axes[1].plot(t, reg / opt, color=c, label=names[tree])
-        bound = "theorem8" if tree else "theorem9"
-        rate = np.mean(
-            [np.asarray(x, dtype=float) for x in g[f"curve.{bound}"] if len(x) == len(t)], axis=0
-        )
-        axes[0].plot(
-            t, rate, color=c, ls=":", label=f"{'Thm 8' if tree else 'Thm 9'} rate (constants 1)"
-        )
-        axes[1].plot(
-            t, rate / opt, color=c, ls=":", label=f"{'Thm 8' if tree else 'Thm 9'} rate / OPT"
-        )
+
+        def mean(col):
+            return np.mean([np.asarray(x, dtype=float) for x in g[col] if len(x) == len(t)], axis=0)
+
+        out[tree] = {
+            "t": t,
+            "regret": mean("curve.regret"),
+            "opt": mean("curve.opt"),
+            "rate": mean(f"curve.{REGRET_VARIANTS[tree][2]}"),
+            "runs": sum(1 for x in g["curve.regret"] if len(x) == len(t)),
+        }
+    return out
+
+
+def fig_online_regret(df: pd.DataFrame, out: Path):
+    """Regret vs m for Algorithm 2 (tree=False) and the tree version, with OPT and the rate curves
+    (:func:`regret_means`)."""
+    curves = regret_means(df)
+    if not curves:
+        return None
+    d = df[df.experiment == "online_regret"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for tree, c in curves.items():
+        name, colour, bound = REGRET_VARIANTS[tree]
+        thm = "Thm 8" if bound == "theorem8" else "Thm 9"
+        t, reg, opt, rate = c["t"], c["regret"], c["opt"], c["rate"]
+        axes[0].plot(t, reg, color=colour, label=f"regret, {name} ({c['runs']} runs)")
+        axes[1].plot(t, reg / opt, color=colour, label=name)
+        axes[0].plot(t, rate, color=colour, ls=":", label=f"{thm} rate (constants 1)")
+        axes[1].plot(t, rate / opt, color=colour, ls=":", label=f"{thm} rate / OPT")
     axes[0].plot(t, opt, color="k", lw=1, label="OPT (best fixed k-subspace)")
     axes[0].set_yscale("log")
     axes[1].axhline(1.0, color="k", lw=0.8, ls="--", label="regret = OPT (no learning)")
