@@ -253,7 +253,7 @@ def test_online_regret_numbers_are_the_committed_summarys(text, summary):
 
 
 def test_the_older_ppca_numbers_fail(text, curves):
-    """The text the issue found (PPCA's n*(10) = 4,000 and slope 1.21) is refused."""
+    """An older text (PPCA's n*(10) = 4,000 and slope 1.21) is refused."""
     header, rows = scaling_table(text)
     row = "| " + " | ".join(rows["ppca"]) + " |"
     slope = row.replace("**1.50**", "**1.21**")
