@@ -703,12 +703,21 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
     from mechanisms.ppca import gibbs_convergence_traces
 
     g = cfg.scale.gibbs
+    sweeps = cfg.experiment.get("sweeps_per_iteration")
+    sweeps = None if sweeps is None else int(sweeps)
+    if sweeps is not None and (sweeps < 1 or str(cfg.experiment.sampler) != "gibbs"):
+        raise ValueError(
+            "experiment.sweeps_per_iteration must be a positive integer, for experiment.sampler=gibbs"
+        )
+    # the sweeps enter the key only when set: records made with the chain's default keep their ids
+    extra = {} if sweeps is None else {"sweeps_per_iteration": sweeps}
     key = run_key(
         cfg,
         chains=int(g.chains),
         chain_iterations=int(g.iterations),
         record_every=int(g.record_every),
         sampler=str(cfg.experiment.sampler),
+        **extra,
     )
     store = ResultStore(results_root(cfg))
     written = 0
@@ -729,6 +738,7 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
             record_every=every,
             sampler=str(cfg.experiment.sampler),
             progress=progress_enabled(cfg.progress),
+            sweeps_per_iteration=sweeps,
         )
         fields = {
             "mechanism": "ppca",

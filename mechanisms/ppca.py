@@ -570,8 +570,12 @@ def gibbs_convergence_traces(
     sampler: str = "gibbs",
     burn_in: int | None = None,
     progress: bool | None = None,
+    sweeps_per_iteration: int | None = None,
 ) -> dict:
     """Figure 2 of CSS 2013: log F_k^i(T) for ``n_chains`` chains from uniform starts.
+
+    ``sweeps_per_iteration``: Givens sweeps per iteration of the ``"gibbs"`` (fast) chain (None: its
+    default, 2; the grouped releases of Figures 3-4 and Table 2 use 1 at paper scale).
 
     Returns a dict with
       ``T``: (n_rec,) iterations at which F is recorded (multiples of ``record_every``),
@@ -600,6 +604,7 @@ def gibbs_convergence_traces(
         record_every=record_every,
         progress=progress,
         desc=f"Figure 2 {sampler} d={d} k={k}",
+        sweeps_per_iteration=sweeps_per_iteration,
     )
     qF = res["energy"] / scale
     if burn_in is None:

@@ -399,6 +399,35 @@ def test_gibbs_convergence_runner(tmp_path):
     )
     assert rec.guarantee_status == "nominal (MCMC)"  # the chains' epsilon is nominal, not proven
     assert run_gibbs_convergence(cfg)["records_written"] == 0
+    assert rec.sweeps_per_iteration == 2 and "run_key.sweeps_per_iteration" not in rec.index
+
+
+def test_gibbs_convergence_at_one_sweep_per_iteration(tmp_path):
+    """The fast chain of the grouped releases (1 Givens sweep per iteration): its own record, beside
+    the default chain's (2 sweeps), whose run key stays as it was; other samplers refuse the option."""
+    from experiments.jmlr import run_gibbs_convergence
+
+    base = [
+        "experiment=gibbs_convergence",
+        "dataset=gaussian10",
+        "scale=smoke",
+        f"results_dir={tmp_path}",
+        "quiet=true",
+    ]
+    assert run_gibbs_convergence(compose_cfg(base))["records_written"] == 1
+    one = compose_cfg(base + ["experiment.sweeps_per_iteration=1"])
+    assert run_gibbs_convergence(one)["records_written"] == 1
+    assert run_gibbs_convergence(one)["records_written"] == 0
+    df = ResultStore(tmp_path).load().sort_values("sweeps_per_iteration")
+    assert list(df.sweeps_per_iteration) == [1, 2]
+    assert list(df["run_key.sweeps_per_iteration"].fillna(2)) == [1, 2]
+    assert not np.array_equal(df.iloc[0]["traces.log_F"], df.iloc[1]["traces.log_F"])
+    for bad in (
+        ["experiment.sweeps_per_iteration=0"],
+        ["experiment.sweeps_per_iteration=1", "experiment.sampler=reference"],
+    ):
+        with pytest.raises(ValueError, match="sweeps_per_iteration"):
+            run_gibbs_convergence(compose_cfg(base + bad))
 
 
 def _ppca_group_cfg(tmp_path, *extra):
