@@ -7,8 +7,9 @@ scale, n, d, k, subset, restart, epsilon, q_F, q_F_opt, accuracy, converged, rha
 Figure-1 columns, ...), dropping nested parts (``config``, ``run_key``, ``info``, ``versions``) and
 the guarantee's free-text note.  From the nested parts it keeps what says how a sampled release was
 made and whether it passed its convergence check (``SUMMARY_NESTED``: the chain's iterations, sweeps
-per iteration, sampler and chains of the release; split-R-hat, ESS, the diagnosed chains and the
-``converged`` flag), as ``release.<key>`` and ``diagnostics_not_private.<key>`` columns, the names
+per iteration, sampler and chains of the release, a Gaussian mechanism's noise calibration;
+split-R-hat, ESS, the diagnosed chains and the ``converged`` flag), as ``release.<key>`` and
+``diagnostics_not_private.<key>`` columns, the names
 ``ResultStore.load()`` gives them.  Figure 2's traces (arrays) go to a second, long-format table, the
 online-regret curves to a third;
 a dimension-scaling search keeps the largest n it tried (``n_largest_searched``), and an online-regret
@@ -55,7 +56,14 @@ _DROP = {"guarantee_note", "components_sha256", "git_commit", "timestamp_note"}
 #: scalar fields kept from nested parts of a record (present for PPCA releases): how the chain ran and
 #: its convergence check, so the summary alone shows that every release was diagnosed
 SUMMARY_NESTED = {
-    "release": ("sampler", "iterations", "sweeps_per_iteration", "n_chains", "restarts_in_group"),
+    "release": (
+        "sampler",
+        "iterations",
+        "sweeps_per_iteration",
+        "n_chains",
+        "restarts_in_group",
+        "calibration",
+    ),
     "diagnostics_not_private": ("converged", "rhat", "ess", "diagnosed_chains"),
 }
 

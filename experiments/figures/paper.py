@@ -34,6 +34,7 @@ from experiments.figures.tables import (
     chain_sweeps,
     classification_records,
     latest_chains,
+    paper_noise_only,
 )
 
 #: MOD-SULQ and random shifted apart in n (a factor) in Figures 3-4, so both stay visible
@@ -159,7 +160,7 @@ def fig2(df: pd.DataFrame, out: Path):
 def utility_vs_n(df: pd.DataFrame, datasets: list[str], out: Path, name: str, title: str):
     """Figures 3-4: q_F vs n per data set; a panel whose data is missing says why (``MISSING_PANEL``)."""
     d = (
-        df[(df.experiment == "utility_vs_n") & df.dataset.isin(datasets)]
+        paper_noise_only(df[(df.experiment == "utility_vs_n") & df.dataset.isin(datasets)])
         if "experiment" in df
         else df.iloc[0:0]
     )
@@ -312,7 +313,7 @@ def _one_value(d: pd.DataFrame, col: str):
 
 def fig5(df: pd.DataFrame, out: Path):
     """Figure 5: q_F vs ε; the title gives MOD-SULQ's δ, the samples per ε and PPCA's burn-in (from records)."""
-    d = df[df.experiment == "utility_vs_epsilon"]
+    d = paper_noise_only(df[df.experiment == "utility_vs_epsilon"])
     if d.empty:
         return None
     fig, ax = plt.subplots(figsize=(5.8, 3.9))
@@ -363,6 +364,7 @@ def fig_classification(df: pd.DataFrame, out: Path, name: str = "fig_classificat
         return None
     d = d.copy()
     d["group"] = d.scale + " · " + d.classifier + " · " + d.svm_loss + "/" + d.feature_scaling
+    d["group"] += np.where(d.calibration.isin(["paper", "-"]), "", " · " + d.calibration + " noise")
     if "d_classified" in d:
         # runs of one protocol on different features (census without its income columns: the
         # record's list `drop_feature_prefixes`) are told apart by the number of features, which

@@ -53,14 +53,37 @@ def table1(df: pd.DataFrame, out: Path):
     return [out / "table1.csv"]
 
 
-#: the protocol columns of a classification record (experiments.jmlr.classification_protocol)
+#: the protocol columns of a classification record (experiments.jmlr.classification_protocol) and
+#: the noise calibration of the mechanism's release (:func:`noise_calibration`)
 PROTOCOL_COLUMNS = [
     "classifier",
     "svm_loss",
     "feature_scaling",
     "random_entries",
     "random_projection",
+    "calibration",
 ]
+
+
+def noise_calibration(d: pd.DataFrame) -> pd.Series:
+    """MOD-SULQ's noise calibration per record (``release.calibration``: ``paper`` for eq. (5), or
+    ``sulq``, ``variance``, ``tight``); a MOD-SULQ record that does not say was made with eq. (5),
+    the only one before the field was summarised.  "-" for the other mechanisms."""
+    cal = (
+        d["release.calibration"]
+        if "release.calibration" in d.columns
+        else pd.Series(np.nan, index=d.index, dtype=object)
+    )
+    mod_sulq = d.mechanism == "mod_sulq"
+    return pd.Series(np.where(mod_sulq, cal.where(cal.notna(), "paper"), "-"), index=d.index)
+
+
+def paper_noise_only(d: pd.DataFrame) -> pd.DataFrame:
+    """``d`` without MOD-SULQ records whose noise is not eq. (5)'s: the paper's figures draw its
+    Algorithm 1 as printed; the tables list every calibration apart."""
+    return d[noise_calibration(d).isin(["paper", "-"])] if len(d) else d
+
+
 #: footnote 1's data sets (accuracy after PCA no better than the majority label)
 FOOTNOTE_DATASETS = ["census", "insurance"]
 
@@ -78,6 +101,7 @@ def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) 
         return d
     require_converged(d)  # a fit stopped at its iteration limit is refused, not averaged
     d = fill_legacy_protocol(d)
+    d["calibration"] = noise_calibration(d)
     for col in PROTOCOL_COLUMNS:
         if col.startswith("random_"):
             d.loc[d.mechanism != "random", col] = "-"
@@ -178,7 +202,8 @@ _RELEASE_RHAT = "diagnostics_not_private.rhat"
 def _utility_table(d: pd.DataFrame, by: str) -> pd.DataFrame:
     """Mean and sd of q_F per (data set, ``by``, mechanism), the record count, and for sampled
     releases how many passed their convergence check and the largest split-R̂."""
-    keys = ["dataset", by, "mechanism"]
+    d = d.assign(calibration=noise_calibration(d))
+    keys = ["dataset", by, "mechanism", "calibration"]
     t = d.groupby(keys)["q_F"].agg(q_F_mean="mean", q_F_sd="std", records="size").reset_index()
     t["q_F_sd"] = t["q_F_sd"].fillna(0.0)
     if _RELEASE_RHAT in d.columns:
