@@ -111,3 +111,34 @@ def test_missing_experiments_draw_nothing(tmp_path):
     assert tables.utility_vs_n_table(empty, tmp_path) is None
     assert tables.utility_vs_epsilon_table(empty, tmp_path) is None
     assert tables.sampler_convergence_table(empty, tmp_path) is None
+
+
+def test_mod_sulq_calibrations_are_listed_apart_and_figures_keep_eq5(tmp_path):
+    """MOD-SULQ records with the original SULQ noise (``release.calibration = sulq``) are their own
+    rows of the utility table and of Table 2, never pooled with eq. (5)'s; a MOD-SULQ record that
+    does not say is eq. (5)'s ("paper"); the paper's figures draw eq. (5) only."""
+    rows = [
+        dict(mechanism="mod_sulq", n=100, q_F=0.5, cal=None),
+        dict(mechanism="mod_sulq", n=100, q_F=0.3, cal="paper"),
+        dict(mechanism="mod_sulq", n=100, q_F=0.1, cal="sulq"),
+        dict(mechanism="random", n=100, q_F=0.05, cal=None),
+    ]
+    df = pd.DataFrame(rows).rename(columns={"cal": "release.calibration"})
+    df = df.assign(experiment="utility_vs_n", dataset="toy")
+    (path,) = tables.utility_vs_n_table(df, tmp_path)
+    t = pd.read_csv(path)
+    got = {(m, c): q for m, c, q in zip(t.mechanism, t.calibration, t.q_F_mean)}
+    assert got == {
+        ("mod_sulq", "paper"): pytest.approx(0.4),
+        ("mod_sulq", "sulq"): 0.1,
+        ("random", "-"): 0.05,
+    }
+    assert list(tables.paper_noise_only(df).q_F) == [0.5, 0.3, 0.05]
+    cls = df.assign(experiment="classification", dataset="kddcup", accuracy=df.q_F, scale="paper")
+    cls = cls.assign(classifier="linear_csvc", svm_loss="hinge", feature_scaling="minmax")
+    cls = cls.assign(random_entries="gaussian", random_projection="orthonormal", svm_converged=True)
+    (path,) = tables.table2(cls, tmp_path)
+    t2 = pd.read_csv(path)
+    sulq = t2[(t2.mechanism == "mod_sulq") & (t2.calibration == "sulq")]
+    eq5 = t2[(t2.mechanism == "mod_sulq") & (t2.calibration == "paper")]
+    assert (sulq.rounds.item(), eq5.rounds.item()) == (1, 2) and eq5.accuracy_pct.item() == 40.0
