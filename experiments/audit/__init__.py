@@ -44,10 +44,12 @@ from .search import search_audit
 from .statistics import STATISTICS, FeatureSet, design_features
 from .variants import (
     NOISE_FUNCTIONS,
+    PLANTED_VARIANTS,
     SUBSPACE_EXACT_VARIANTS,
     bypass_norm_check,
     miscalibrated,
     noise_cut,
+    planted_variant,
     subspace_exact_variant,
     unfixed_subspace_exact,
 )
@@ -81,6 +83,8 @@ __all__ = [
     "unfixed_subspace_exact",
     "subspace_exact_variant",
     "SUBSPACE_EXACT_VARIANTS",
+    "planted_variant",
+    "PLANTED_VARIANTS",
     "available_mechanisms",
     "run_audit",
     "search_audit",

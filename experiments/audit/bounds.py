@@ -13,6 +13,7 @@ needed), or uses a grid fixed in advance with a Bonferroni correction.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -96,6 +97,26 @@ def _all_events(s1: np.ndarray, s0: np.ndarray, thresholds: np.ndarray):
         yield "D0>D1", tail, c0, c1
 
 
+@functools.lru_cache(maxsize=32)
+def _clopper_pearson_tables(n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper–Pearson lower and upper bounds at ``level`` for k = 0..n successes in n."""
+    k = np.arange(int(n) + 1)
+    lower = np.asarray(clopper_pearson_lower(k, n, level), dtype=float).reshape(-1)
+    upper = np.asarray(clopper_pearson_upper(k, n, level), dtype=float).reshape(-1)
+    return lower, upper
+
+
+def _epsilon_lower_from_tables(ca, na: int, cb, nb: int, delta: float, alpha: float) -> np.ndarray:
+    """:func:`epsilon_lower_bound` for integer counts, read from tables of the Clopper–Pearson bounds
+    (the same values, computed once per sample size instead of once per event)."""
+    p1 = _clopper_pearson_tables(int(na), alpha / 2.0)[0][np.asarray(ca, dtype=int)]
+    p0 = _clopper_pearson_tables(int(nb), alpha / 2.0)[1][np.asarray(cb, dtype=int)]
+    num = p1 - float(delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = np.where(num > 0, np.log(np.maximum(num, 1e-300) / p0), 0.0)
+    return np.maximum(eps, 0.0)
+
+
 def choose_event(
     s1: np.ndarray, s0: np.ndarray, delta: float, alpha: float, thresholds: np.ndarray | None = None
 ) -> dict:
@@ -107,7 +128,7 @@ def choose_event(
     best: dict = {"epsilon_lower": -1.0}
     for orient, tail, ca, cb in _all_events(s1, s0, thresholds):
         na, nb = (s1.size, s0.size) if orient == "D1>D0" else (s0.size, s1.size)
-        eps = np.asarray(epsilon_lower_bound(ca, na, cb, nb, delta, alpha))
+        eps = _epsilon_lower_from_tables(ca, na, cb, nb, delta, alpha)
         # tie-break: larger empirical ratio
         i = int(np.argmax(eps + 1e-9 * (ca / na - cb / nb)))
         if eps[i] > best["epsilon_lower"]:

@@ -383,6 +383,28 @@ def count_scales(name: str, epsilon: float | None, delta: float | None, k: int =
     return sorted(set(scales))
 
 
+def heavy_axis_masses(epsilon: float | None) -> list[float]:
+    """Base masses w of the heavy-axis family: w = 2c/ε for base concentrations c = 3, 1.5, 0.75 when the
+    claim ε is known, else 1 and 3.
+
+    :func:`bingham_design` explains the pair: for an exponential mechanism with score Σ(vᵀx)² run at
+    ε′, the base concentration ε′w/2 ≈ 3 maximises the expected audit, so these masses suit a true ε′
+    of 1, 2 and 4 times the claim (the search is not told which).
+    """
+    if not epsilon or not math.isfinite(float(epsilon)):
+        return [1.0, 3.0]
+    return [2.0 * c / float(epsilon) for c in (3.0, 1.5, 0.75)]
+
+
+def _heavy_axis_base(w: float, d: int) -> np.ndarray:
+    """Rows along e₂ of total squared mass w: ⌊w⌋ rows e₂ and one row √(w − ⌊w⌋)·e₂."""
+    full = int(math.floor(w))
+    rows = [_unit(d, 1)] * full
+    if w - full > 1e-12:
+        rows.append(math.sqrt(w - full) * _unit(d, 1))
+    return np.array(rows).reshape(-1, d)
+
+
 def catalogue(
     relation: str,
     *,
@@ -396,7 +418,8 @@ def catalogue(
     Families (d, k in the name): rows of norm exactly 1 against zero rows; a unit row against the
     zero row; repeated top eigenvalues broken by the differing row; a rank-one base with differing
     rows outside its span (the candidate spans of D and D′ differ); near-ties of a base count with a
-    public threshold (:func:`count_scales`); small n; k = 2 with d = 4; d = 5; under replacement, the
+    public threshold (:func:`count_scales`); a heavy base along one axis with the differing row across
+    it (:func:`heavy_axis_masses`); small n; k = 2 with d = 4; d = 5; under replacement, the
     subspace-release family (:func:`subspace_release_family`: common planes, near-duplicate directions,
     exact rescalings).
     """
@@ -477,6 +500,16 @@ def catalogue(
             e(2, 1),
             f"two-axes c={c} d=2",
             f"{c} e1 + {max(1, c // 2)} e2; e1 vs e2",
+        )
+    # a heavy base along one axis, the differing row across it: the hard pair of an exponential
+    # mechanism with score Σ(vᵀx)² (bingham_design), at base masses for true ε from 1 to 4 x the claim
+    for w in heavy_axis_masses(epsilon):
+        add(
+            _heavy_axis_base(w, 2),
+            e(2, 0),
+            e(2, 1),
+            f"heavy-axis w={w:.4g} d=2",
+            f"base of squared mass {w:.4g} along e2; e1 vs e2",
         )
     # small n
     add(

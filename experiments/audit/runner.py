@@ -9,7 +9,9 @@
 
 ``experiment.variant`` audits a known-broken variant instead: ``noise_cut`` (:func:`.variants.noise_cut`,
 exact ε(δ) = ``experiment.overshoot`` × claim), or, for ``subspace_exact``, ``unfixed``, ``tolerance``,
-``first_rows_frame``, ``rounded_dedup`` (:func:`.variants.subspace_exact_variant`);
+``first_rows_frame``, ``rounded_dedup`` (:func:`.variants.subspace_exact_variant`), or a planted defect
+(:func:`.variants.planted_variant`): ``sign_bit`` (``mod_sulq``), ``tree_without_height``
+(``online_pca``), ``doubled_exponent`` (``ppca``);
 ``experiment.noise_factor`` and ``experiment.row_norm > 1`` keep their meaning.
 """
 
@@ -29,15 +31,22 @@ from .designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
 from .search import search_audit
 from .statistics import STATISTICS
 from .variants import (
+    PLANTED_VARIANTS,
     SUBSPACE_EXACT_VARIANTS,
     bypass_norm_check,
     miscalibrated,
     noise_cut,
+    planted_variant,
     subspace_exact_variant,
 )
 from .whitebox import whitebox_audit
 
 log = logging.getLogger(__name__)
+
+#: revision of the search and white-box audits in their records' keys: 2 adds the bit-level and release
+#: statistics and the heavy-axis designs to the search, and the exact-ε(δ) verdict and the 32-row
+#: online stream to the white-box audit, so that a stored record of revision 1 is not shown as theirs
+AUDIT_REVISION = 2
 
 
 def run_trials(
@@ -227,6 +236,8 @@ def run_audit(cfg) -> dict:
         mech = noise_cut(
             name,
             overshoot=overshoot,
+            # the cut is found on the white-box design the audit then runs
+            n=int(e.n) if (mode == "whitebox" and e.get("n") is not None) else None,
             **{
                 kk: v
                 for kk, v in params.items()
@@ -239,10 +250,12 @@ def run_audit(cfg) -> dict:
                 f"experiment.variant={variant} is a known-broken subspace_exact (mechanism subspace_exact)"
             )
         mech = subspace_exact_variant(str(variant))
+    elif variant in PLANTED_VARIANTS:
+        mech = planted_variant(str(variant), name)
     elif variant is not None:
         raise ValueError(
-            f"experiment.variant must be null, noise_cut or one of {sorted(SUBSPACE_EXACT_VARIANTS)}, "
-            f"got {variant!r}"
+            "experiment.variant must be null, noise_cut or one of "
+            f"{sorted(SUBSPACE_EXACT_VARIANTS) + sorted(PLANTED_VARIANTS)}, got {variant!r}"
         )
     elif noise_factor is not None:
         mech = miscalibrated(name, float(noise_factor))
@@ -279,6 +292,8 @@ def run_audit(cfg) -> dict:
             use_catalogue=bool(e.get("use_catalogue", True)),
             time_budget=e.get("time_budget"),
         )
+        if mode != "design":
+            key["audit_revision"] = AUDIT_REVISION
     store = ResultStore(results_root(cfg))
     rid = record_id(key)
     if store.has(key):

@@ -3,23 +3,29 @@
 1. Candidates: the catalogue (:func:`.designs.catalogue`) and random designs
    (:func:`.designs.random_designs`) for the relation the mechanism declares — nothing in them is
    specific to a known bug; every pair is checked to be neighbouring.
-2. Calibration: each candidate is run ``calibration_trials`` times per dataset; every output is
-   reduced to a vector of statistics (:func:`.statistics.design_features`: ⊥ indicator, projections on
-   axes / differing rows / top eigenvectors / random directions, principal angles to candidate spans).
-   Statistics of the exact release are added from the calibration runs themselves
-   (:class:`.statistics.ModalRelease`: "the output equals the most frequent output under D", bit for
-   bit or to 9 decimals).  For every statistic the best one-sided threshold event is found
-   (:func:`.bounds.choose_event`).
-   The (design, statistic, event) with the largest calibration bound wins.
+2. Calibration: each candidate is run once on each dataset with one fixed noise stream (the
+   reference runs) and ``calibration_trials`` times per dataset; every output is reduced to a vector
+   of statistics (:class:`SearchStatistics`): ⊥ indicator, projections on axes / differing rows / top
+   eigenvectors / random directions, principal angles to candidate spans
+   (:func:`.statistics.design_features`); the lowest mantissa bits of every entry of ``components``
+   (:class:`.statistics.BitFeatures`); the values of the ``release`` dict, their lowest bits, and
+   whether each field's exact bytes equal the reference runs' (:class:`.statistics.ReleaseFeatures`);
+   and "the output equals the most frequent output under D", bit for bit or to 9 decimals
+   (:class:`.statistics.ModalRelease`).  For every statistic the best one-sided threshold event is
+   found (:func:`.bounds.choose_event`).  The (design, statistic, event) with the largest calibration
+   bound wins.
 3. Certification: the winning design is run ``trials`` fresh times per dataset (new random streams)
    and the *fixed* event is counted: ε_lower from Clopper–Pearson at the stated confidence.  The
-   choice used none of these trials, so no multiplicity correction is needed.
+   choice used none of these trials (the reference runs and the modal outputs are fixed before them
+   too), so however many statistics, designs and events the choice compared, no multiplicity
+   correction is needed.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -35,27 +41,77 @@ from .bounds import (
 )
 from .common import audit_params, release_status, resolve, verdict
 from .designs import AuditDesign, catalogue, check_neighbours, random_designs
-from .statistics import FeatureSet, ModalRelease, design_features
+from .statistics import (
+    BitFeatures,
+    FeatureSet,
+    ModalRelease,
+    ReleaseFeatures,
+    design_features,
+)
 
 
-def _features(
+@dataclass
+class SearchStatistics:
+    """Every statistic the search computes for the outputs of one design (see the module docstring).
+
+    Parameters
+    ----------
+    feats : FeatureSet
+        Projections, principal angles and frame statistics of ``components``.
+    bits : BitFeatures
+        The lowest mantissa bits of the entries of ``components``.
+    release : ReleaseFeatures
+        Values and bits of the ``release`` dict, exact bytes against the fixed-noise reference runs.
+    modal : ModalRelease
+        Equality with the modal calibration outputs (set by :meth:`fix_modes`).
+    """
+
+    feats: FeatureSet
+    bits: BitFeatures
+    release: ReleaseFeatures
+    modal: ModalRelease | None = None
+
+    def fix_modes(self, runs1: list, runs0: list) -> None:
+        """Fix the modal outputs of the calibration runs (then reused unchanged for certification)."""
+        self.modal = ModalRelease.from_calibration([V for V, _ in runs1], [V for V, _ in runs0])
+
+    @property
+    def names(self) -> list[str]:
+        modal = self.modal.names if self.modal is not None else []
+        return self.feats.names + self.bits.names + self.release.names + modal
+
+    def __call__(self, runs: list) -> np.ndarray:
+        """The statistics of outputs ``runs`` (a list of (components or ``None`` for ⊥, release))."""
+        rows = [
+            np.concatenate([self.feats(V), self.bits(V), self.release(V, rel)]) for V, rel in runs
+        ]
+        out = np.array(rows, dtype=float).reshape(len(runs), -1)
+        if self.modal is not None:
+            out = np.hstack([out, self.modal([V for V, _ in runs])])
+        return out
+
+
+def _runs(
     fn: Callable,
     X: np.ndarray,
     k: int,
     trials: int,
     rng: np.random.Generator,
-    feats: FeatureSet,
     params: dict,
-) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """The statistics of ``trials`` runs, and the raw releases (components, ``None`` for ⊥)."""
-    out = np.empty((int(trials), len(feats.names)))
-    raw: list[np.ndarray | None] = []
-    for i in range(int(trials)):
+) -> list[tuple[np.ndarray | None, dict]]:
+    """``trials`` runs: each output's components (``None`` for ⊥) and its release dict."""
+    out = []
+    for _ in range(int(trials)):
         res = fn(X, k, rng=rng, **params)
         V = None if release_status(res) == "bottom" else res.components
-        raw.append(V)
-        out[i] = feats(V)
-    return out, raw
+        out.append((V, dict(getattr(res, "release", None) or {})))
+    return out
+
+
+def _fixed_noise_differences(stats: ReleaseFeatures) -> list[str]:
+    """The fields whose exact bytes differ between the two reference runs (same noise stream)."""
+    ref1, ref0 = stats.references["D"], stats.references["D'"]
+    return [key for key in stats.fields if ref1.get(key) != ref0.get(key)]
 
 
 def _event_count(s: np.ndarray, tail: str, t: float) -> int:
@@ -77,6 +133,7 @@ def search_audit(
     time_budget: float | None = None,
     design_budget: float | None = 60.0,
     designs: list[AuditDesign] | None = None,
+    n_bits: int = 2,
     **mechanism_params,
 ) -> dict:
     """Search designs × statistics × events on calibration runs, certify the winner on fresh runs.
@@ -85,6 +142,7 @@ def search_audit(
     generated candidates (tests).  ``time_budget`` (seconds) stops the calibration phase early (the
     candidates seen so far compete); ``design_budget`` (seconds) skips a design whose first run
     predicts a longer calibration (e.g. the exact estimator's C(n, k) search on a large k = 2 design).
+    ``n_bits``: how many of the lowest mantissa bits of each entry of ``components`` are statistics.
     Returns the certified bound, the chosen design (with its
     datasets' description), statistic and event, and the calibration leaderboard (top 5)."""
     name, fn = resolve(mechanism)
@@ -122,28 +180,30 @@ def search_audit(
         check_neighbours(des.X1, des.X0, relation)
         feats = design_features(des.X1, des.X0, des.k, rng=np.random.default_rng([seed, 19, j]))
         try:
-            if design_budget is not None:
-                t1 = time.perf_counter()
-                fn(des.X1, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
-                if (time.perf_counter() - t1) * 2 * calibration_trials > design_budget:
-                    skipped.append((des.name, "over the per-design time budget"))
-                    continue
-            F1, raw1 = _features(
+            # the reference runs: one per dataset, the same fixed noise stream for both
+            t1 = time.perf_counter()
+            ref1 = fn(des.X1, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
+            if (
+                design_budget is not None
+                and (time.perf_counter() - t1) * 2 * calibration_trials > design_budget
+            ):
+                skipped.append((des.name, "over the per-design time budget"))
+                continue
+            ref0 = fn(des.X0, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
+            runs1 = _runs(
                 fn,
                 des.X1,
                 des.k,
                 calibration_trials,
                 np.random.default_rng([seed, 23, j, 1]),
-                feats,
                 params,
             )
-            F0, raw0 = _features(
+            runs0 = _runs(
                 fn,
                 des.X0,
                 des.k,
                 calibration_trials,
                 np.random.default_rng([seed, 23, j, 0]),
-                feats,
                 params,
             )
         except (
@@ -152,9 +212,14 @@ def search_audit(
         ) as exc:  # e.g. k >= d, too many candidates, k > 1 unsupported
             skipped.append((des.name, str(exc)[:120]))
             continue
-        modal = ModalRelease.from_calibration(raw1, raw0)
-        F1, F0 = np.hstack([F1, modal(raw1)]), np.hstack([F0, modal(raw0)])
-        for f, fname in enumerate(feats.names + modal.names):
+        stats = SearchStatistics(
+            feats,
+            BitFeatures((des.X1.shape[1], des.k), n_bits),
+            ReleaseFeatures.from_references(ref1, ref0),
+        )
+        stats.fix_modes(runs1, runs0)
+        F1, F0 = stats(runs1), stats(runs0)
+        for f, fname in enumerate(stats.names):
             ev = choose_event(F1[:, f], F0[:, f], g0.delta, alpha)
             if "orientation" not in ev:
                 continue
@@ -166,8 +231,7 @@ def search_audit(
                     "statistic": fname,
                     "feature_index": f,
                     **{kk: ev[kk] for kk in ("orientation", "tail", "threshold")},
-                    "_feats": feats,
-                    "_modal": modal,
+                    "_stats": stats,
                 }
             )
     if not board:
@@ -175,16 +239,12 @@ def search_audit(
     board.sort(key=lambda b: -b["score"])
     best = board[0]
     des = designs[best["design_index"]]
-    feats, modal = best["_feats"], best["_modal"]
+    stats = best["_stats"]
     calib_seconds = time.perf_counter() - t0
-    # certification on fresh random streams, with the event (and any modal release) fixed on calibration
-    F1, raw1 = _features(
-        fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), feats, params
-    )
-    F0, raw0 = _features(
-        fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), feats, params
-    )
-    F1, F0 = np.hstack([F1, modal(raw1)]), np.hstack([F0, modal(raw0)])
+    # certification on fresh random streams, with the event, the reference runs and the modal
+    # outputs fixed on calibration
+    F1 = stats(_runs(fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), params))
+    F0 = stats(_runs(fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), params))
     s1, s0 = F1[:, best["feature_index"]], F0[:, best["feature_index"]]
     hi, lo = (s1, s0) if best["orientation"] == "D1>D0" else (s0, s1)
     k_hi, k_lo = (
@@ -229,6 +289,8 @@ def search_audit(
         "empirical_epsilon": emp,
         "max_certifiable_epsilon": ceiling,
         "at_ceiling": bool(lower >= ceiling - 1e-9),
+        "statistics_per_design": len(stats.names),
+        "fixed_noise_differences": _fixed_noise_differences(stats.release),
         "leaderboard": [
             {kk: b[kk] for kk in ("design", "statistic", "score", "tail", "threshold")}
             for b in board[:5]

@@ -18,8 +18,21 @@ The search (:mod:`.search`) adds statistics of the exact release that need the c
 under D (resp. D′) in the calibration runs, and ``near[D]`` / ``near[D']`` the same after rounding
 every entry to 9 decimals (:class:`ModalRelease`).
 
+The search also adds statistics that look where a leak through the release's representation would
+hide (a release is more than the subspace its components span):
+
+* ``bit{b}[V i,j]`` = bit b (b = 0 the lowest) of the float64 mantissa of entry (i, j) of
+  ``components``, and ``lowbits[V]`` the number of entries whose lowest bit is 1
+  (:class:`BitFeatures`); ⊥ → −1;
+* the values of the ``release`` dict (:class:`ReleaseFeatures`): ``release[key]`` (a number) or
+  ``release[key][i]`` (an entry of an array, the first 64), the lowest mantissa bit of each float
+  entry (``bit0[release[key]...]``), and for every field, ``components`` included,
+  ``ref[key]=D`` / ``ref[key]=D'``: 1 when its exact bytes equal those of a reference run on D (resp.
+  D′) made with a fixed noise stream, the same for both datasets.  A field absent from an output maps
+  to −inf (its bits and equalities to −1).
+
 Events are one-sided thresholds on one of these numbers, so e.g. "the output equals span(e₂)" is
-``angle[e₂] ≥ 1 − 1e-9``.
+``angle[e₂] ≥ 1 − 1e-9`` and "the lowest bit of V₁₁ is 1" is ``bit0[V 0,0] ≥ 1``.
 """
 
 from __future__ import annotations
@@ -220,3 +233,172 @@ def _mode(items: list[bytes | None]) -> bytes | None:
 
     counts = Counter(b for b in items if b is not None)
     return counts.most_common(1)[0][0] if counts else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Bit-level statistics and the values of the release dict
+# ---------------------------------------------------------------------------------------------
+
+
+def mantissa_bits(values, n_bits: int = 1) -> np.ndarray:
+    """The lowest ``n_bits`` bits of the float64 representation of every entry, as 0.0/1.0.
+
+    Parameters
+    ----------
+    values : array-like
+        Numbers (converted to float64).
+    n_bits : int, default 1
+        How many of the lowest mantissa bits to return (at most 52).
+
+    Returns
+    -------
+    numpy.ndarray of shape (values.size, n_bits)
+        Column b holds bit b of each entry's mantissa (b = 0: the lowest).
+    """
+    if not 1 <= int(n_bits) <= 52:
+        raise ValueError(f"n_bits must lie in [1, 52], got {n_bits!r}")
+    u = np.ascontiguousarray(np.asarray(values, dtype=np.float64)).reshape(-1).view(np.uint64)
+    shifts = np.arange(int(n_bits), dtype=np.uint64)
+    return ((u[:, None] >> shifts[None, :]) & np.uint64(1)).astype(float)
+
+
+@dataclass
+class BitFeatures:
+    """The lowest mantissa bits of every entry of a d x k ``components`` matrix.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (d, k), the shape of the components of a design's outputs.
+    n_bits : int, default 2
+        Bits per entry, from the lowest.
+    """
+
+    shape: tuple[int, int]
+    n_bits: int = 2
+
+    @property
+    def names(self) -> list[str]:
+        d, k = self.shape
+        cells = [f"V {i},{j}" for i in range(d) for j in range(k)]
+        return [f"bit{b}[{c}]" for c in cells for b in range(self.n_bits)] + ["lowbits[V]"]
+
+    def __call__(self, V: np.ndarray | None) -> np.ndarray:
+        m = self.shape[0] * self.shape[1] * self.n_bits + 1
+        if V is None or np.shape(V) != tuple(self.shape):
+            return -np.ones(m)
+        bits = mantissa_bits(V, self.n_bits)
+        return np.concatenate([bits.reshape(-1), [bits[:, 0].sum()]])
+
+
+def value_bytes(value) -> bytes:
+    """Exact bytes of a released value: its dtype, shape and raw bytes for a number or a numeric
+    array, its ``repr`` otherwise (strings, ``None``, nested containers)."""
+    arr = _numeric(value)
+    if arr is None:
+        return b"r" + repr(value).encode()
+    arr = np.ascontiguousarray(arr)
+    return arr.dtype.str.encode() + repr(arr.shape).encode() + arr.tobytes()
+
+
+def _numeric(value) -> np.ndarray | None:
+    """``value`` as a numeric numpy array (bool, int, float), or ``None`` when it is not one."""
+    if isinstance(value, (str, bytes)) or value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except Exception:  # ragged nested containers
+        return None
+    if arr.dtype.kind not in "biuf":
+        return None
+    return arr
+
+
+@dataclass
+class ReleaseFeatures:
+    """Statistics of the ``release`` dict and exact-bytes comparisons with fixed-noise reference runs.
+
+    Built by :meth:`from_references` from one run on each dataset of a design, both made with the
+    same fixed noise stream (``default_rng`` of the same seed).  The fields and their shapes are
+    fixed then, so every output maps to a vector of the same length (:attr:`names`).
+
+    Parameters
+    ----------
+    numeric : list of (str, int, bool)
+        Numeric release keys, how many leading entries are used, and whether they are floats (whose
+        lowest mantissa bit is a statistic too).
+    references : dict
+        ``"D"`` and ``"D'"`` -> {field: bytes} of the two reference runs (``components`` included).
+    """
+
+    numeric: list[tuple[str, int, bool]]
+    references: dict[str, dict[str, bytes]]
+
+    #: entries of an array field used as statistics (its first ones)
+    MAX_ENTRIES = 64
+
+    @classmethod
+    def from_references(cls, ref1, ref0) -> "ReleaseFeatures":
+        """From the reference outputs on D (``ref1``) and D′ (``ref0``), MechanismOutputs."""
+        releases = [dict(getattr(r, "release", None) or {}) for r in (ref1, ref0)]
+        keys = sorted(set(releases[0]) | set(releases[1]))
+        numeric = []
+        for key in keys:
+            vals = [_numeric(rel[key]) for rel in releases if key in rel]
+            if not vals or any(v is None for v in vals):
+                continue
+            size = min(max(v.size for v in vals), cls.MAX_ENTRIES)
+            if size:
+                numeric.append((key, size, any(v.dtype.kind == "f" for v in vals)))
+        references = {}
+        for side, out, rel in (("D", ref1, releases[0]), ("D'", ref0, releases[1])):
+            refs = {key: value_bytes(rel[key]) for key in rel}
+            bottom = rel.get("status") == "bottom"  # the search maps ⊥ to components None
+            refs["components"] = value_bytes(None if bottom else getattr(out, "components", None))
+            references[side] = refs
+        return cls(numeric, references)
+
+    @property
+    def fields(self) -> list[str]:
+        """Every field compared with the references (``components`` and each release key)."""
+        return sorted(set(self.references["D"]) | set(self.references["D'"]))
+
+    @property
+    def names(self) -> list[str]:
+        out = []
+        for key, size, is_float in self.numeric:
+            cells = (
+                [f"release[{key}]"] if size == 1 else [f"release[{key}][{i}]" for i in range(size)]
+            )
+            out += cells
+            if is_float:
+                out += [f"bit0[{c}]" for c in cells]
+        for key in self.fields:
+            out += [f"ref[{key}]=D", f"ref[{key}]=D'"]
+        return out
+
+    def __call__(self, components, release: dict | None) -> np.ndarray:
+        release = release or {}
+        out: list[float] = []
+        for key, size, is_float in self.numeric:
+            arr = _numeric(release.get(key)) if key in release else None
+            if arr is None:
+                vals, bits = np.full(size, -np.inf), -np.ones(size)
+            else:
+                flat = arr.reshape(-1)[:size].astype(np.float64)
+                vals = np.full(size, -np.inf)
+                vals[: flat.size] = flat
+                bits = -np.ones(size)
+                bits[: flat.size] = mantissa_bits(flat)[:, 0]
+            out += vals.tolist()
+            if is_float:
+                out += bits.tolist()
+        for key in self.fields:
+            if key == "components":
+                got = value_bytes(components)
+            else:
+                got = value_bytes(release[key]) if key in release else None
+            for side in ("D", "D'"):
+                ref = self.references[side].get(key)
+                out.append(1.0 if (got is not None and ref is not None and got == ref) else 0.0)
+        return np.asarray(out, dtype=float)

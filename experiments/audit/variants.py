@@ -8,7 +8,15 @@
 * :func:`subspace_exact_variant` — known-broken versions of Singhal–Steinke's exact-case estimator:
   Algorithm 1 as published (not (ε, δ)-DP when a real subspace's score ties with NULL's), and three
   releases whose bits carry individual rows (tolerance membership, first-rows frame, rounded
-  de-duplication).
+  de-duplication);
+* :func:`planted_variant` — three planted defects (:data:`PLANTED_VARIANTS`), each for the audit mode
+  that must catch it: MOD-SULQ with the first row's signs in the lowest mantissa bits of its output
+  (the search, through its bit-level statistics), online PCA's tree noise without its √(1 + H) (the
+  white-box audit, through the exact ε(δ) of the tree it measures), PPCA (k = 1) with ε doubled in the
+  exponent (the search, through its heavy-axis designs).
+
+None is reachable from a default configuration: each is selected explicitly
+(``experiment.variant=...``, or by calling these functions).
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ import importlib
 import math
 from typing import Callable, Sequence
 
+import numpy as np
 from scipy.optimize import brentq
 
-from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
+from mechanisms import MECHANISMS, MechanismOutput, PreparedData, get_mechanism
 
 from .whitebox import exact_epsilon, measure_mu
 
@@ -239,3 +248,120 @@ def subspace_exact_variant(kind: str) -> Callable[..., MechanismOutput]:
 def unfixed_subspace_exact() -> Callable[..., MechanismOutput]:
     """Singhal–Steinke Algorithm 1 as published (:func:`subspace_exact_variant` ``("unfixed")``)."""
     return subspace_exact_variant("unfixed")
+
+
+# ---------------------------------------------------------------------------------------------
+# Planted defects: each must be caught by the audit mode named in PLANTED_VARIANTS
+# ---------------------------------------------------------------------------------------------
+
+
+def sign_bit_mod_sulq() -> Callable[..., MechanismOutput]:
+    """MOD-SULQ whose output carries the first row's signs in its lowest mantissa bits.
+
+    The released components are MOD-SULQ's, except that the lowest mantissa bit of entry (i, j) is
+    set to 1 when the first row's i-th coordinate is positive and to 0 otherwise: a change of at most
+    one unit in the last place, invisible to every statistic of the subspace, yet the true ε is ∞ on
+    any pair whose first rows differ in the sign pattern (e₁ vs e₂, for example).  The claim is
+    MOD-SULQ's, unchanged.
+    """
+    fn = get_mechanism("mod_sulq")
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        out = fn(X, k, **params)
+        rows = X.X if isinstance(X, PreparedData) else np.asarray(X, dtype=np.float64)
+        if out.components is not None:
+            V = np.array(out.components, dtype=np.float64, order="C")
+            bits = (rows[0] > 0).astype(np.uint64)[:, None] * np.ones(V.shape[1], np.uint64)
+            u = V.view(np.uint64)
+            u &= ~np.uint64(1)
+            u |= bits
+            out.components = V
+        return out
+
+    return broken
+
+
+def tree_without_height_online_pca() -> Callable[..., MechanismOutput]:
+    """Online PCA whose tree nodes get the noise of a single Gaussian release: √(1 + H) left out.
+
+    Each element of an m-row stream enters 1 + H = 1 + ⌈log₂ m⌉ released tree nodes, so the
+    calibration scales the per-node noise by √(1 + H) (``tree_node_noise_scale``); this variant
+    computes it as for a one-row stream (H = 0, one node per element, for both calibrations) and keeps
+    the claim.  Its tree is then a Gaussian mechanism of ratio √(1 + H) times the calibrated one: on a
+    32-row stream the exact ε(δ) is 4.28 against the claimed ε = 2 (δ = 10⁻⁵).
+    """
+    fn = get_mechanism("online_pca")
+
+    def wrap(g):
+        @functools.wraps(g)
+        def one_level(epsilon, delta, m, *args, **kw):
+            return g(epsilon, delta, 1, *args, **kw)
+
+        return one_level
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        with _patched("mechanisms.online_pca", ["tree_node_noise_scale"], wrap):
+            return fn(X, k, **params)
+
+    return broken
+
+
+def doubled_exponent_ppca() -> Callable[..., MechanismOutput]:
+    """PPCA (exact sampler, k = 1) drawing from BMF(n·ε·A) instead of BMF(n·ε/2·A), claim unchanged.
+
+    The exponent of the exponential mechanism is doubled, so the draw is 2ε-DP (true ε = 4 against a
+    claim of 2): :func:`miscalibrated` ``("ppca", 0.5)``.
+    """
+    return miscalibrated("ppca", 0.5)
+
+
+#: experiment.variant -> (mechanism, factory, audit name, the audit mode that must catch it)
+PLANTED_VARIANTS = {
+    "sign_bit": (
+        "mod_sulq",
+        sign_bit_mod_sulq,
+        "mod_sulq[first row's signs in the lowest mantissa bits]",
+        "search",
+    ),
+    "tree_without_height": (
+        "online_pca",
+        tree_without_height_online_pca,
+        "online_pca[tree noise without sqrt(1 + H)]",
+        "whitebox",
+    ),
+    "doubled_exponent": (
+        "ppca",
+        doubled_exponent_ppca,
+        "ppca[epsilon doubled in the exponent]",
+        "search",
+    ),
+}
+
+
+def planted_variant(kind: str, mechanism: str | None = None) -> Callable[..., MechanismOutput]:
+    """A planted defect of :data:`PLANTED_VARIANTS`, labelled for the audit.
+
+    Parameters
+    ----------
+    kind : {"sign_bit", "tree_without_height", "doubled_exponent"}
+        The defect.
+    mechanism : str, optional
+        The registry name it is asked for; refused unless it is the defect's mechanism.
+
+    Returns
+    -------
+    callable
+        ``f(X, k, *, rng, **params) -> MechanismOutput`` with ``audit_name`` (a label naming the
+        defect) and ``audit_design`` (the mechanism whose designs and parameters the audit uses).
+    """
+    if kind not in PLANTED_VARIANTS:
+        raise ValueError(f"unknown planted variant {kind!r}; valid: {sorted(PLANTED_VARIANTS)}")
+    name, factory, label, _mode = PLANTED_VARIANTS[kind]
+    if mechanism is not None and mechanism != name:
+        raise ValueError(f"experiment.variant={kind} is a known-broken {name} (mechanism {name})")
+    broken = factory()
+    broken.audit_name = label
+    broken.audit_design = name
+    return broken
