@@ -32,13 +32,14 @@ stable (ε, δ)-DP histogram on randomly offset cells.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 
 from ._base import (
+    ROW_NORM_TOLERANCE,
     MechanismOutput,
     PreparedData,
     PrivacyGuarantee,
@@ -50,10 +51,10 @@ from ._base import (
 )
 from .linalg import top_k_eigenvectors
 from .rational_subspaces import (
+    FlatSearch,
     Key,
-    Members,
+    candidate_flats,
     canonical_frame,
-    lines_array,
     primitive_rows,
     subspace_key,
 )
@@ -119,6 +120,9 @@ def truncated_laplace_survival(t: float, sensitivity: float, epsilon: float, del
 #: Sensitivity of the gap top score − runner-up score under replace-one-row (each score moves by <= 1).
 GAP_SENSITIVITY = 2.0
 
+#: Default cap on :func:`exact_work_bound`, in work units (about a minute at most on a 2-core machine).
+DEFAULT_MAX_WORK = 1e8
+
 
 def exact_ptr_threshold(epsilon: float, delta: float) -> float:
     """τ = 2 + A, A the bound of TLap(2, ε, δ): the test threshold of :func:`subspace_exact`.
@@ -173,6 +177,8 @@ def _exact_inputs(
     *,
     min_ell: int,
     max_candidates: int = 1,
+    precision_bits: int | None = None,
+    max_work: float = math.inf,
 ):
     """Validation shared by the exact-case estimators; returns an array's rows as given (not
     clipped), or the rows a :class:`PreparedData` holds.
@@ -186,6 +192,20 @@ def _exact_inputs(
         or max_candidates < 1
     ):
         raise PrivacyInputError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
+    if precision_bits is not None and (
+        isinstance(precision_bits, bool)
+        or not isinstance(precision_bits, (int, np.integer))
+        or precision_bits < 2
+    ):
+        raise PrivacyInputError(
+            f"precision_bits must be null or an integer >= 2, got {precision_bits!r}"
+        )
+    if (
+        isinstance(max_work, bool)
+        or not isinstance(max_work, (int, float, np.integer, np.floating))
+        or not max_work > 0
+    ):
+        raise PrivacyInputError(f"max_work must be a number > 0, got {max_work!r}")
     _, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
     X = np.asarray(X.X if isinstance(X, PreparedData) else X, dtype=np.float64)
     n, d = X.shape
@@ -228,6 +248,114 @@ def _too_many_candidates(
     )
 
 
+#: Bit length of the largest integer a row of finite float64 entries gives in :func:`primitive_rows`:
+#: entries are multiples of 2⁻¹⁰⁷⁴ below 2¹⁰²⁴ in magnitude.
+FLOAT_ENTRY_BITS = 1074 + 1024
+
+
+def exact_entry_bits(row_norm_bound: float, clip: bool, precision_bits: int | None) -> int:
+    """A bound b, from public parameters only, on the bit length of every entry of every row's line.
+
+    A row's line is its entries times 2¹⁰⁷⁴ (an integer vector: entries are multiples of 2⁻¹⁰⁷⁴),
+    then divided by a gcd.  Rows of norm at most ``row_norm_bound`` (refused above it, beyond the
+    shared 10⁻⁹ tolerance) have entries below 2^e, e the bound's binary exponent, so b = 1074 + e;
+    with ``clip=True`` the rows are scored as given, of any finite size, and b = 2098.  With
+    ``precision_bits`` = P, every row is rounded to P significant bits first: b = P.
+
+    Parameters
+    ----------
+    row_norm_bound : float
+    clip : bool
+    precision_bits : int or None
+
+    Returns
+    -------
+    int
+    """
+    bits = FLOAT_ENTRY_BITS
+    if not clip and math.isfinite(row_norm_bound):
+        top = math.frexp(row_norm_bound * (1.0 + ROW_NORM_TOLERANCE))[1]  # bound·(1 + tol) < 2^top
+        bits = max(1, min(bits, 1074 + top))
+    if precision_bits is not None:
+        bits = min(bits, int(precision_bits))
+    return bits
+
+
+def _op_cost(bits: float) -> float:
+    """Work units of one arithmetic step (products, difference, share of a gcd) on ``bits``-bit
+    integers: 1 for word-size integers, growing as the square of the length (schoolbook products and
+    Lehmer gcd; CPython's Karatsuba makes this an overestimate beyond ~2000 bits)."""
+    return 1.0 + (bits / 300.0) ** 2
+
+
+def exact_work_bound(n: int, d: int, k: int, bits: int) -> float:
+    """Bound, in work units, on the work of :func:`subspace_exact`'s exact search and release.
+
+    A function of public quantities only (n is public under replace-one-row): n rows of d entries,
+    candidates of dimension k, line entries of at most ``bits`` bits (:func:`exact_entry_bits`).
+    The search (:func:`mechanisms.rational_subspaces.candidate_flats`) expands each j-dimensional
+    subspace spanned by data lines once, j < k; there are at most C(n, j) of them, each handles at
+    most n lines, and for each line it computes and hashes one vector of d entries that are (j + 1)-
+    minors of the lines, of at most (j + 1)(bits + ½ log₂(j + 1)) bits (Hadamard's bound; the
+    elimination step multiplies two such entries).  The terms:
+
+    * n·d·(4 + c(bits)): the rows' lines;
+    * Σ_{j<k} C(n, j)·n·(d·c((j + 1)(bits + ½ log₂(j + 1))) + 4): the search, 4 units per (subspace,
+      line) for grouping and bookkeeping;
+    * 20·k²·d·c(2k(bits + log₂ d)): the released candidate's key and frame (eliminations over the
+      rationals on k rows, entries of at most 2k(bits + log₂ d) bits, charged 10 units per step),
+
+    with c the cost of one step (1 + (bits/300)²).  One unit took 0.1 to 0.6 µs on a 2-core machine
+    (docs/subspace_exact_privacy.md, "Work").  Returns ``inf`` when the bound exceeds float range.
+
+    Parameters
+    ----------
+    n, d, k, bits : int
+
+    Returns
+    -------
+    float
+    """
+    try:
+        total = n * d * (4.0 + _op_cost(bits))
+        for j in range(k):
+            beta = (j + 1) * (bits + 0.5 * math.log2(j + 1))
+            total += math.comb(n, j) * n * (d * _op_cost(beta) + 4.0)
+        total += 20.0 * k * k * d * _op_cost(2 * k * (bits + math.log2(d)))
+    except OverflowError:
+        return math.inf
+    return float(total)
+
+
+def _too_much_work_message(k: int, bits: int, max_work: float) -> str:
+    """The same text for every data set of a given (n, d): names neither n, d nor the bound."""
+    return (
+        f"the exact search's work bound for k={k} and line entries of up to {bits} bits exceeds "
+        f"max_work={max_work:g} (a function of n, d, k, row_norm_bound, clip and precision_bits "
+        f"only, decided before any computation); pass precision_bits (each row rounded to that "
+        f"many significant bits) or a larger max_work"
+    )
+
+
+def _too_much_work(
+    label: str,
+    k: int,
+    bits: int,
+    max_work: float,
+    too_many: str,
+    guarantee: PrivacyGuarantee,
+    diagnostics: dict[str, Any],
+) -> MechanismOutput:
+    """:func:`exact_work_bound` > ``max_work``: raise (``too_many="raise"``) or return ⊥ with a fixed
+    reason; the decision depends on public quantities only."""
+    msg = _too_much_work_message(k, bits, max_work)
+    if too_many == "raise":
+        raise PrivacyInputError(f"{label}: {msg}")
+    return _exact_output(
+        None, guarantee, {"status": "bottom", "reason": "too much work: " + msg}, diagnostics
+    )
+
+
 def _memoised_on_rows(fn: Callable) -> Callable:
     """``fn(X, *args)`` remembered for the last 8 distinct (X, args), X keyed by its float64 bytes.
 
@@ -247,56 +375,61 @@ def _memoised_on_rows(fn: Callable) -> Callable:
     return wrapper
 
 
+class _CandidateKeys(Sequence):
+    """The candidates' canonical keys (:func:`mechanisms.rational_subspaces.subspace_key`), each
+    computed when first read, from its witness rows: the search itself needs none of them, and the
+    mechanism reads one (the released candidate's)."""
+
+    def __init__(self, lines: list[tuple[int, ...]], witnesses: list[tuple[int, ...]]):
+        self._lines = lines
+        self._witnesses = witnesses
+        self._keys: dict[int, Key] = {}
+
+    def __len__(self) -> int:
+        return len(self._witnesses)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]  # IndexError, negative indices
+        if i not in self._keys:
+            self._keys[i] = subspace_key([self._lines[r] for r in self._witnesses[i]])
+        return self._keys[i]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, (Sequence)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @_memoised_on_rows
+def _exact_search(
+    X: np.ndarray, k: int, precision_bits: int | None = None
+) -> tuple[list[tuple[int, ...]], FlatSearch]:
+    """The rows' primitive lines and :func:`mechanisms.rational_subspaces.candidate_flats` on them."""
+    lines = primitive_rows(X, precision_bits)
+    return lines, candidate_flats(lines, k)
+
+
 def _exact_candidates(
-    X: np.ndarray, k: int
-) -> tuple[list[Key], np.ndarray, list[tuple[int, ...]], int]:
+    X: np.ndarray, k: int, precision_bits: int | None = None
+) -> tuple[Sequence[Key], np.ndarray, list[tuple[int, ...]], int]:
     """Every k-dim subspace s with score u(X, s) >= 1, decided in exact rational arithmetic.
 
-    Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − sup{|X ∩ t| : t ⊊ s}``.  The subspaces
+    Score (Singhal–Steinke section 4): ``u(X, s) = |X ∩ s| − max{|X ∩ t| : t ⊊ s}``.  The subspaces
     with u >= 1 are exactly the spans of k linearly independent data points (the paper's candidate
     set, Algorithm 1); every other k-dim subspace has u = 0 (docs/subspace_exact_privacy.md, Claim 1).
-    "x ∈ s" is exact membership of the float row x, a rational vector
-    (:mod:`mechanisms.rational_subspaces`); subspaces are identified by their canonical keys (RREF),
-    so each appears once.  ``sup`` is the maximum over {0} (it holds the zero rows) and the
-    (k−1)-dim spans of points of s, each counted once by key — enough, since s is spanned by its
-    points, so any proper subspace's points extend to such a span.
-    Returns (keys, integer scores, witnesses, number of zero rows) in the order of first appearance;
-    the witness of a candidate is the first k-subset of rows (in row order) spanning it.
+    "x ∈ s" is exact membership of the float row x, a rational vector (rounded first to
+    ``precision_bits`` significant bits when given); the search is
+    :func:`mechanisms.rational_subspaces.candidate_flats`, whose work
+    :func:`exact_work_bound` bounds.
+    Returns (keys, integer scores, witnesses, number of zero rows) in the order of the witnesses: the
+    witness of a candidate is the first k-subset of rows (in row order) spanning it, and its key, the
+    canonical RREF, is computed when read.
     """
-    lines = primitive_rows(X)
-    L = lines_array(lines)
-    nonzero = [i for i, line in enumerate(lines) if any(line)]
-    n_zero = len(lines) - len(nonzero)
-    keys: list[Key] = []
-    scores: list[int] = []
-    witnesses: list[tuple[int, ...]] = []
-    covered: set[tuple[int, ...]] = (
-        set()
-    )  # k-subsets of rows already known to span a found candidate
-    for S in itertools.combinations(nonzero, k):
-        if S in covered:
-            continue
-        key = subspace_key([lines[i] for i in S])
-        if len(key) < k:
-            continue
-        inside = Members(key)(L)
-        pts = [i for i in nonzero if inside[i]]
-        covered.update(itertools.combinations(pts, k))
-        sup = n_zero
-        if k > 1:
-            Ls = L[inside]
-            seen: set[Key] = set()
-            for T in itertools.combinations(pts, k - 1):
-                key_t = subspace_key([lines[i] for i in T])
-                if len(key_t) < k - 1 or key_t in seen:
-                    continue
-                seen.add(key_t)
-                sup = max(sup, int(np.count_nonzero(Members(key_t)(Ls))))
-        keys.append(key)
-        scores.append(int(np.count_nonzero(inside)) - sup)
-        witnesses.append(S)
-    return keys, np.array(scores, dtype=float), witnesses, n_zero
+    lines, found = _exact_search(X, k, precision_bits)
+    keys = _CandidateKeys(lines, found.witnesses)
+    return keys, np.array(found.scores, dtype=float), found.witnesses, found.n_zero
 
 
 def _top_and_gap(scores: np.ndarray) -> tuple[int | None, float, float]:
@@ -379,6 +512,8 @@ def subspace_exact(
     delta: float = 1e-6,
     ell: int | None = None,
     max_candidates: int = 20000,
+    max_work: float = DEFAULT_MAX_WORK,
+    precision_bits: int | None = None,
     too_many: str = "raise",
     row_norm_bound: float = 1.0,
     clip: bool = False,
@@ -424,8 +559,21 @@ def subspace_exact(
         ℓ of Problem 4.1 (default k − 1, general position); sets only the diagnostic sample bound
         :func:`exact_min_samples`.
     max_candidates : int, default 20000
-        Cap on C(n, k): above it the estimator raises (``too_many="raise"``) or returns ⊥
-        (``too_many="bottom"``); the decision depends on (n, k) only, public under replacement.
+        Cap on C(n, k), the most candidates the search can hold: above it the estimator raises
+        (``too_many="raise"``) or returns ⊥ (``too_many="bottom"``); the decision depends on (n, k)
+        only, public under replacement.
+    max_work : float, default 1e8
+        Cap on :func:`exact_work_bound` (n, d, k and :func:`exact_entry_bits`, all public): above
+        it the estimator raises or returns ⊥ as for ``max_candidates``, before any computation.
+        One unit took 0.1 to 0.6 µs on a 2-core machine, so the default allows about a minute at
+        most there.
+    precision_bits : int, optional
+        None (default): the rows are scored exactly as the floats they are, and the work bound
+        assumes line entries of up to 1074 + e bits (e the binary exponent of
+        ``row_norm_bound``; 2098 with ``clip``).  An integer P >= 2: each row is first rounded to
+        P significant bits relative to its largest entry (a function of the row alone, so the
+        guarantee is unchanged; rows that fit in P bits, such as rows whose entries lie within
+        2^(P − 53) of their largest, are unchanged), and the bound assumes P-bit entries.
     too_many : {"raise", "bottom"}
     row_norm_bound : float, default 1.0
     clip : bool, default False
@@ -436,7 +584,8 @@ def subspace_exact(
         ``components``: the d x k canonical frame of s₁, or ``None`` for ⊥.  ``release``: ``status``
         ("ok" or "bottom"), ``bottom``, ``threshold`` (τ, data independent) and, for ⊥, ``reason``
         (a fixed string).  ``diagnostics`` (NOT private): exact scores, gap, candidate counts, the
-        release probability, clipping count.
+        number of subspaces the search expanded, the release probability, clipping count; and the
+        public work bound, its cap and the entries' bit bound.
 
     References
     ----------
@@ -451,6 +600,8 @@ def subspace_exact(
         delta=delta,
         ell=ell,
         max_candidates=max_candidates,
+        max_work=max_work,
+        precision_bits=precision_bits,
         too_many=too_many,
         row_norm_bound=row_norm_bound,
         clip=clip,
@@ -484,6 +635,8 @@ def _exact_ptr(
     row_norm_bound: float,
     clip: bool,
     frame: Callable[[Key, tuple[int, ...], np.ndarray], np.ndarray],
+    max_work: float = DEFAULT_MAX_WORK,
+    precision_bits: int | None = None,
     note: str = EXACT_NOTE,
     status: str = "proven",
 ) -> MechanismOutput:
@@ -500,9 +653,13 @@ def _exact_ptr(
         clip,
         min_ell=0,
         max_candidates=max_candidates,
+        precision_bits=precision_bits,
+        max_work=max_work,
     )
-    n = X.shape[0]
+    n, d = X.shape
     n_subsets = math.comb(n, k)
+    bits = exact_entry_bits(row_norm_bound, clip, precision_bits)
+    work_bound = exact_work_bound(n, d, k, bits)
     d0 = _noise_delta(eps, dl)
     guarantee = PrivacyGuarantee(
         eps, dl, NEIGHBOURING, exact=status == "proven", note=note, status=status
@@ -511,6 +668,10 @@ def _exact_ptr(
     diagnostics: dict[str, Any] = {
         "n_subsets": n_subsets,
         "max_candidates": max_candidates,
+        "work_bound": work_bound,
+        "max_work": float(max_work),
+        "entry_bits": bits,
+        "precision_bits": precision_bits,
         "ell": ell,
         "n_clipped": n_clipped,
         "noise": "truncated-laplace(2, eps, delta0)",
@@ -523,14 +684,18 @@ def _exact_ptr(
         return _too_many_candidates(
             "subspace_exact", k, max_candidates, too_many, guarantee, diagnostics
         )
+    if work_bound > max_work:
+        return _too_much_work("subspace_exact", k, bits, max_work, too_many, guarantee, diagnostics)
 
-    keys, scores, witnesses, n_zero = _exact_candidates(X, k)
+    lines, found = _exact_search(X, k, precision_bits)
+    keys, scores = _CandidateKeys(lines, found.witnesses), np.array(found.scores, dtype=float)
     top, gap, runner_up = _top_and_gap(scores)
     p = exact_ptr_pass_probability(gap, eps, dl) if top is not None else 0.0
     u = float(rng.random())
     diagnostics.update(
         n_candidates=len(keys),
-        n_zero_rows=n_zero,
+        n_expanded=sum(found.expanded),
+        n_zero_rows=found.n_zero,
         gap=gap,
         runner_up_score=runner_up,
         top_score=float(scores[top]) if top is not None else 0.0,
@@ -541,7 +706,7 @@ def _exact_ptr(
         release.update(status="bottom", reason="score gap test not passed")
         return _exact_output(None, guarantee, release, diagnostics)
     release["status"] = "ok"
-    return _exact_output(frame(keys[top], witnesses[top], X), guarantee, release, diagnostics)
+    return _exact_output(frame(keys[top], found.witnesses[top], X), guarantee, release, diagnostics)
 
 
 def _exact_output(
@@ -569,6 +734,8 @@ def _subspace_exact_paper_unfixed(
     delta: float = 1e-6,
     ell: int | None = None,
     max_candidates: int = 20000,
+    max_work: float = DEFAULT_MAX_WORK,
+    precision_bits: int | None = None,
     too_many: str = "raise",
     row_norm_bound: float = 1.0,
     clip: bool = False,
@@ -597,9 +764,13 @@ def _subspace_exact_paper_unfixed(
         clip,
         min_ell=1,
         max_candidates=max_candidates,
+        precision_bits=precision_bits,
+        max_work=max_work,
     )
-    n = X.shape[0]
+    n, d = X.shape
     n_subsets = math.comb(n, k)
+    bits = exact_entry_bits(row_norm_bound, clip, precision_bits)
+    work_bound = exact_work_bound(n, d, k, bits)
     guarantee = PrivacyGuarantee(
         eps,
         dl,
@@ -615,6 +786,10 @@ def _subspace_exact_paper_unfixed(
     diagnostics: dict[str, Any] = {
         "n_subsets": n_subsets,
         "max_candidates": max_candidates,
+        "work_bound": work_bound,
+        "max_work": float(max_work),
+        "entry_bits": bits,
+        "precision_bits": precision_bits,
         "ell": ell,
         "n_clipped": n_clipped,
         "noise": "truncated-laplace(2, eps, delta)",
@@ -627,7 +802,11 @@ def _subspace_exact_paper_unfixed(
         return _too_many_candidates(
             "subspace_exact (paper)", k, max_candidates, too_many, guarantee, diagnostics
         )
-    keys, cand_scores, _, n_zero = _exact_candidates(X, k)
+    if work_bound > max_work:
+        return _too_much_work(
+            "subspace_exact (paper)", k, bits, max_work, too_many, guarantee, diagnostics
+        )
+    keys, cand_scores, _, n_zero = _exact_candidates(X, k, precision_bits)
     scores = np.concatenate([[null_score], cand_scores])  # index 0 = NULL
     order = np.argsort(-scores, kind="stable")
     s2 = float(scores[order[1]]) if scores.size > 1 else -np.inf
