@@ -172,7 +172,12 @@ def check_delta(delta: float) -> float:
     return dl
 
 
-def check_k(k: int, d: int) -> int:
+def check_k(k: int, d: int, *, stream: bool = False) -> int:
+    """``k`` as an int when it is one with 1 <= k < d; else a :class:`PrivacyInputError`.
+
+    For a stream (``stream=True``) d is the length of its first row, which a malformed first row
+    sets: the message then does not name d.
+    """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         if isinstance(k, float) and k.is_integer():
             k = int(k)
@@ -180,6 +185,10 @@ def check_k(k: int, d: int) -> int:
             raise PrivacyInputError(f"k must be an integer, got {k!r}")
     k = int(k)
     if not (1 <= k < d):
+        if stream:
+            raise PrivacyInputError(
+                f"k must satisfy 1 <= k < d, the length of the stream's rows, got k = {k}"
+            )
         raise PrivacyInputError(f"k must satisfy 1 <= k < d = {d}, got k = {k}")
     return k
 
@@ -206,6 +215,29 @@ def stream_rows(item: Any) -> np.ndarray:
         raise PrivacyInputError(
             "data must be numeric: a row of the stream cannot be converted to floats"
         ) from None
+
+
+#: The refusal of a stream's row of another length or shape than its first row's: one text wherever
+#: the row is and whatever its length (a position or a length would tell neighbouring streams apart).
+STREAM_ROW_MESSAGE = (
+    "data must be a 2-D array or a stream of rows of one length: a row of the stream has another "
+    "length or shape than its first row, or none"
+)
+
+
+def stream_chunk(item: Any, width: int | None) -> np.ndarray:
+    """A stream's row (1-D) or chunk of rows (2-D) as a 2-D float array of ``width`` columns.
+
+    ``width`` is the stream's row length, from its first item (None while reading that one).  An
+    item that is not numeric, not 1-D or 2-D, has no columns, or has another width is refused with
+    :data:`STREAM_ROW_MESSAGE` (or :func:`stream_rows`'s), naming neither its position nor its size.
+    """
+    a = stream_rows(item)
+    if a.ndim == 1:
+        a = a.reshape(1, -1)
+    if a.ndim != 2 or a.shape[1] == 0 or (width is not None and a.shape[1] != width):
+        raise PrivacyInputError(STREAM_ROW_MESSAGE)
+    return a
 
 
 def row_norm_message(row_norm_bound: float) -> str:

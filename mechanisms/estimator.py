@@ -307,11 +307,14 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """
         name, func = self._mechanism_function()
         refuse_quoting_input(X)
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64)
-        if X.shape[1] < 2:  # scikit-learn's ensure_min_features message prints the shape, so n
+        # ensure_min_features=0: scikit-learn's own message for too few features prints the shape,
+        # so n (not public under add/remove-one-row); the check below words it without n
+        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, ensure_min_features=0)
+        if X.shape[1] < 2:
+            d = X.shape[1]
             raise ValueError(
-                f"Found array with {X.shape[1]} feature(s) while a minimum of 2 is required "
-                f"(n_components < n_features)"
+                f"Found array with {d} feature(s) (shape=(, {d})) while a minimum of 2 is required "
+                f"(n_components < n_features; the number of rows is left out of the shape)"
             )
         k = self._check_n_components(X.shape[1])
         bound = self._check_row_norm_bound()
@@ -355,7 +358,9 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """Project onto the released subspace: ``X @ components_.T`` (no centring)."""
         check_is_fitted(self, "components_")
         refuse_quoting_input(X)
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
+        X = validate_data(
+            self, X, accept_sparse=False, dtype=np.float64, reset=False, ensure_min_features=0
+        )  # zero features: the feature-count message, not one printing the shape
         return X @ self.components_.T
 
     def inverse_transform(self, X):

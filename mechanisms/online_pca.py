@@ -65,12 +65,14 @@ Release vs diagnostics (``MechanismOutput``):
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from ._base import (
+    STREAM_ROW_MESSAGE,
     MechanismOutput,
     PreparedData,
     PrivacyGuarantee,
@@ -288,8 +290,13 @@ def _rows(
         return iter(X), X.shape[0], X.shape[1], clipped
 
     def gen():
+        width = None
         for row in stream:
-            r, nc = check_data(stream_rows(row).reshape(1, -1), clip=clip)
+            r = stream_rows(row).reshape(1, -1)  # any item is one row, its entries in order
+            if r.shape[1] == 0 or width not in (None, r.shape[1]):
+                raise PrivacyInputError(STREAM_ROW_MESSAGE)  # no position, no length
+            width = r.shape[1]
+            r, nc = check_data(r, clip=clip)
             clipped[0] += nc
             yield r[0]
 
@@ -373,7 +380,13 @@ def online_pca(
     except StopIteration:
         raise PrivacyInputError("empty stream") from None
     d = first.shape[0]
-    k = check_k(k, d)
+    if m_known is None:
+        # a stream: its second row is read (and compared with the first) before k is checked
+        # against d, so that a malformed first row gets the same refusal as any other
+        second = next(it, None)
+        if second is not None:
+            it = itertools.chain([second], it)
+    k = check_k(k, d, stream=m_known is None)
 
     if tree:
         sigma = tree_node_noise_scale(eps, dl, m, neighbouring, calibration)

@@ -59,6 +59,7 @@ in the release depends on it: ``w`` depends on (ε, δ, r) only.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Iterable
 
@@ -72,7 +73,7 @@ from ._base import (
     check_delta,
     check_epsilon,
     check_k,
-    stream_rows,
+    stream_chunk,
 )
 from .calibration import check_calibration, sketch_lift_tight
 from .linalg import fix_signs, orthonormalize
@@ -167,15 +168,8 @@ class GaussianRowSketch:
         self.n_clipped = 0
 
     def update(self, chunk: Any) -> None:
-        B = stream_rows(chunk)
-        if B.ndim == 1:
-            B = B.reshape(1, -1)
-        if B.ndim != 2 or B.shape[1] != self.d:
-            # the column count only: a chunk's row count can tell n (not public under add/remove)
-            found = f"{B.shape[1]} columns" if B.ndim == 2 else f"{B.ndim} dimensions"
-            raise PrivacyInputError(
-                f"row chunk has {found}, expected 2-D with d = {self.d} columns"
-            )
+        # a row or chunk of another width: one text, naming neither its width nor its position
+        B = stream_chunk(chunk, self.d)
         B, nc = check_data(B, clip=self.clip)
         self.n_clipped += nc
         Phi = self.rng.standard_normal((B.shape[0], self.r))  # row i -> column φ_i of Φ
@@ -275,11 +269,18 @@ def private_sketch(
         rows, pre_clipped = check_data(rows, clip=clip)  # whole array validated up front
     it = iter(_chunks(rows, chunk_size))
     try:
-        first = stream_rows(next(it))
+        first = stream_chunk(next(it), None)
     except StopIteration:
         raise PrivacyInputError("empty row stream") from None
-    d = first.shape[-1]
-    k = check_k(k, d)
+    d = first.shape[1]
+    stream = not isinstance(rows, np.ndarray)
+    if stream:
+        # the second item is read (and compared with the first) before k is checked against d, so
+        # that a malformed first row gets the same refusal as any other
+        second = next(it, None)
+        if second is not None:
+            it = itertools.chain([stream_chunk(second, d)], it)
+    k = check_k(k, d, stream=stream)
     r = default_sketch_size(k, d, oversample) if sketch_size is None else int(sketch_size)
     if r < k:
         raise PrivacyInputError(f"sketch_size must satisfy r >= k = {k}, got {r}")

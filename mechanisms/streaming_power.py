@@ -43,7 +43,7 @@ from ._base import (
     check_delta,
     check_epsilon,
     check_k,
-    stream_rows,
+    stream_chunk,
 )
 from .calibration import check_calibration, gaussian_sigma, gaussian_sigma_tight
 from .linalg import orthonormalize, random_orthonormal
@@ -70,9 +70,10 @@ def _row_blocks(stream: Any, block_size: int) -> Iterator[np.ndarray]:
         return
     buf: list[np.ndarray] = []
     have = 0
+    width = None
     for item in stream:
-        a = stream_rows(item)
-        a = a.reshape(1, -1) if a.ndim == 1 else a
+        a = stream_chunk(item, width)  # a row of another length: one text, wherever it is
+        width = a.shape[1]
         buf.append(a)
         have += a.shape[0]
         while have >= block_size:
@@ -148,6 +149,7 @@ def streaming_power(
         sigma = 0.0
     bound = 1.0 if private else float("inf")
     pre_clipped = X.n_clipped if isinstance(X, PreparedData) else 0
+    stream = not isinstance(X, (np.ndarray, PreparedData))  # d is then the first row's length
     blocks = _row_blocks(X, block_size)
     Xl = None
     L = 0
@@ -157,7 +159,7 @@ def streaming_power(
         n_clipped += nc
         if Xl is None:
             d = B.shape[1]
-            k = check_k(k, d)
+            k = check_k(k, d, stream=stream)
             p = k if p is None else int(p)
             if not (k <= p <= d):
                 raise PrivacyInputError(f"p must satisfy k <= p <= d, got {p}")

@@ -121,7 +121,9 @@ SKLEARN_ERRORS = [
     (np.zeros((0, 3)), 1, ValueError, r"0 sample\(s\)"),
     (np.array([0.1, 0.2, 0.3]), 1, ValueError, "Reshape your data"),
     (np.array([[1 + 1j, 0.0, 0.0]]), 1, ValueError, "Complex data not supported"),
-    (np.full((4, 1), 0.1), 1, ValueError, r"1 feature\(s\) while a minimum of 2"),  # no shape: n
+    # the shape without its row count (n): scikit-learn's wording, which its own checks look for
+    (np.full((4, 1), 0.1), 1, ValueError, r"1 feature\(s\) \(shape=\(, 1\)\) while a minimum of 2"),
+    (np.zeros((4, 0)), 1, ValueError, r"0 feature\(s\) \(shape=\(, 0\)\) while a minimum of 2"),
     (
         np.full((4, 3), 0.1),
         0,

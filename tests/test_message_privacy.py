@@ -189,6 +189,57 @@ def test_malformed_input_refusals_name_no_size_or_value(label):
 
 
 @pytest.mark.parametrize("label", sorted(CONFIGS))
+def test_zero_feature_refusals_name_no_size(label):
+    """Data with no columns, of n and n + 1 rows: one refusal, the same text (a printed shape such as
+    (40, 0) states n, which is not public under add/remove-one-row)."""
+    results = [messages(call_with(label, np.zeros((n, 0)))) for n in (N, N + 1)]
+    assert_all_equal(results, expect_error=True)
+    assert str(N) not in results[0][0] and str(N + 1) not in results[0][0]
+
+
+STREAM_LABELS = sorted(label for label, (_, _, kw) in CONFIGS.items() if kw.get("_stream"))
+
+
+@pytest.mark.parametrize("label", STREAM_LABELS)
+def test_a_malformed_stream_row_is_refused_without_its_position_or_length(label):
+    """A stream whose row at position 0, 17 or n − 1 is malformed (d − 1 or d + 1 entries, none, a
+    scalar, a 1 x (d + 2) chunk): one refusal, the same text for every position and shape (a first
+    row sets the stream's length, so a malformed first row must not be named by its length either)."""
+    X = _data()
+    bad_items = [
+        0.1 * np.ones(D - 1),
+        0.1 * np.ones(D + 1),
+        np.ones(0),
+        np.float64(0.1),
+        0.1 * np.ones((1, D + 2)),
+    ]
+    results = []
+    for position in (0, 17, N - 1):
+        for item in bad_items:
+            rows = list(X)
+            rows[position] = item
+            results.append(messages(call_with(label, rows)))
+    assert_all_equal(results, expect_error=True)
+    for token in ("17", "39", str(D - 1), str(D + 1), str(D + 2)):
+        assert token not in results[0][0], results[0][0]
+
+
+def test_estimator_zero_features_names_no_size():
+    """PrivatePCA.fit on no columns: scikit-learn's message printed shape=(40, 0); the estimator's own
+    keeps the words scikit-learn's checks look for and leaves the number of rows out.  transform on
+    no columns: the feature-count message, not the shape."""
+    for name in ("mod_sulq", "analyze_gauss"):  # replace-one-row and add/remove-one-row
+        est = PrivatePCA(name, n_components=1, epsilon=EPS, delta=DELTA, random_state=0)
+        results = [messages(lambda n=n: est.fit(np.zeros((n, 0)))) for n in (N, N + 1)]
+        assert_all_equal(results, expect_error=True)
+        assert "0 feature(s)" in results[0][0] and str(N) not in results[0][0]
+    fitted = PrivatePCA("mod_sulq", n_components=1, delta=DELTA, random_state=0).fit(_data())
+    results = [messages(lambda n=n: fitted.transform(np.zeros((n, 0)))) for n in (N, N + 1)]
+    assert_all_equal(results, expect_error=True)
+    assert str(N) not in results[0][0]
+
+
+@pytest.mark.parametrize("label", sorted(CONFIGS))
 def test_warnings_of_valid_neighbours_are_equal(label):
     """Valid neighbouring datasets (a row replaced by another, rescaled, or added): the same
     warnings, word for word.  PPCA with 8 iterations never passes its convergence rule (8 draws
