@@ -21,8 +21,11 @@
   ``_target_`` that cannot be imported) prints
   one line to stderr — what is wrong, which key or file, what to do — and exits with status 2,
   without a traceback.  Any other exception (a real bug) propagates with its traceback as usual;
-  ``HYDRA_FULL_ERROR=1`` still gives the full trace.  Warnings raised during the run print as one
-  line naming the run (its command-line overrides), not the library file that raised them.
+  ``HYDRA_FULL_ERROR=1`` still gives the full trace.  A disk that is full or read-only (a record
+  the store would not take, or ENOSPC, EDQUOT, EROFS or EFBIG anywhere in the run) also prints one
+  line, naming the file and the reason, and exits with status 1.  Warnings raised during the run
+  print as one line naming the run (its command-line overrides), not the library file that raised
+  them.
 * :func:`run_command_line` is ``run.py``'s main: the checks above, then the Hydra app; Ctrl-C
   prints one line (records already stored are kept: re-running the command resumes) and exits 130.
 """
@@ -30,6 +33,7 @@
 from __future__ import annotations
 
 import _thread
+import errno
 import functools
 import math
 import os
@@ -48,10 +52,14 @@ from omegaconf import MISSING, DictConfig
 from mechanisms import PrivacyInputError, check_delta
 
 from .datasets import DataCorruptError, DataUnavailableError
-from .errors import NotReproduced, UserError
+from .errors import NotReproduced, StoreWriteError, UserError
 
 #: exit status of a run refused because of the user's input (Hydra's own composition errors exit 1)
 USER_ERROR_EXIT = 2
+#: exit status of a run stopped because the disk is full or not writable (no traceback)
+STORAGE_ERROR_EXIT = 1
+#: system errors that mean "the file system cannot take the write", not a bug: one line, no traceback
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
 #: exit status after Ctrl-C (128 + SIGINT, the shell's convention)
 INTERRUPTED_EXIT = 130
 INTERRUPTED_MESSAGE = "interrupted; re-run the same command to resume"
@@ -663,6 +671,11 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
         except USER_ERRORS as exc:
             print(_one_line(exc) + _set_by(exc, mechanism_set), file=sys.stderr, flush=True)
             raise SystemExit(USER_ERROR_EXIT) from None
+        except OSError as exc:
+            if not _is_storage_error(exc) or os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            print(_storage_line(exc), file=sys.stderr, flush=True)
+            raise SystemExit(STORAGE_ERROR_EXIT) from None
         except (ValueError, TypeError) as exc:
             # a mechanism or an experiment refusing an option the user set: name the option, not
             # a library frame
@@ -687,6 +700,23 @@ def report_user_errors(task: Callable[[DictConfig], Any]) -> Callable[[DictConfi
             raise SystemExit(INTERRUPTED_EXIT) from None
 
     return wrapper
+
+
+def _is_storage_error(exc: OSError) -> bool:
+    """A record the store would not take, or a full or read-only file system anywhere in the run."""
+    return isinstance(exc, StoreWriteError) or exc.errno in STORAGE_ERRNOS
+
+
+def _storage_line(exc: OSError) -> str:
+    """One line for :func:`_is_storage_error`: the file and the system's reason, and that the records
+    already stored are kept (each is written whole or not at all)."""
+    if isinstance(exc, StoreWriteError):
+        return f"Error (results store): {' '.join(str(exc).split())}"
+    where = f"{exc.filename}: " if exc.filename else ""
+    return (
+        f"Error (disk): {where}{exc.strerror or exc}; the run stopped, records already stored are "
+        "kept: run the same command again once the disk can be written"
+    )
 
 
 def _instantiation_line(exc: BaseException) -> str:

@@ -31,6 +31,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from .errors import StoreWriteError
+
 
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
@@ -63,14 +65,6 @@ def to_json(record: dict) -> str:
 def record_id(run_key: dict) -> str:
     """Stable id of a run: sha256 of its canonical JSON run key (first 20 hex digits)."""
     return hashlib.sha256(to_json(run_key).encode()).hexdigest()[:20]
-
-
-@functools.lru_cache(maxsize=1)
-def _umask() -> int:
-    """This process's umask (read once: setting it back is the only way to read it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,6 +108,17 @@ def _read_record(path: Path) -> dict | None:
     return record if record.get("record_id") == path.stem else None
 
 
+def _store_write_error(rid: str, records_dir: Path, exc: OSError) -> StoreWriteError:
+    """The one-line error for a record the system would not let us write."""
+    err = StoreWriteError(
+        f"record {rid} could not be written to {records_dir} ({exc.strerror or exc}); no partial "
+        "record was left: make room (or make the store writable) and run the same command again, "
+        "which resumes"
+    )
+    err.errno = exc.errno
+    return err
+
+
 class ResultStore:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -151,21 +156,29 @@ class ResultStore:
         """Write ``record`` (which must contain ``run_key``); return ``(record_id, written)``.
 
         ``written`` is False when a record with the same run key already exists
-        (it is left untouched).
+        (it is left untouched).  The file is readable and writable by its owner only (0600): a
+        record holds exact statistics of the data (``diagnostics_not_private``, the evaluation
+        against the raw data).  A write the system refuses (a full disk, a read-only file system)
+        raises :class:`~experiments.errors.StoreWriteError`, with no partial file left.
         """
         if "run_key" not in record:
             raise ValueError("a record needs a 'run_key' dict")
         rid = record_id(record["run_key"])
         record = dict(record, record_id=rid)
         text = to_json(record) + "\n"
-        self.records_dir.mkdir(parents=True, exist_ok=True)
         final = self.path(rid)
-        if final.exists():
-            return rid, False
-        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(), suffix=".part", dir=self.records_dir)
         try:
-            os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it (mkstemp's 0600 is private)
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            if final.exists():
+                return rid, False
+            fd, tmp = tempfile.mkstemp(
+                prefix=_temporary_prefix(), suffix=".part", dir=self.records_dir
+            )
+        except OSError as exc:
+            raise _store_write_error(rid, self.records_dir, exc) from None
+        try:
             with os.fdopen(fd, "w") as fh:
+                os.fchmod(fh.fileno(), 0o600)  # owner only, whatever the umask
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -174,6 +187,8 @@ class ResultStore:
                 written = True
             except FileExistsError:
                 written = False
+        except OSError as exc:
+            raise _store_write_error(rid, self.records_dir, exc) from None
         finally:
             try:
                 os.unlink(tmp)

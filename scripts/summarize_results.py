@@ -46,6 +46,13 @@ def main(argv=None):
         counts = update_summary(args.results, out, args.scale)
     except SummaryError as exc:
         ap.exit(2, f"{ap.prog}: error: {exc}\n")
+    except OSError as exc:  # a read-only store, a full disk, no permission: one line, no traceback
+        where = exc.filename or out
+        ap.exit(
+            2,
+            f"{ap.prog}: error: {where}: {exc.strerror or exc}; the summary is written to --out "
+            f"({out}): give a writable one, or make room\n",
+        )
     print(json.dumps({"summary": str(out), **counts}))
 
 

@@ -30,3 +30,15 @@ def crashing_mod_sulq(X, k, *, rng, epsilon, delta, clip=False, **params):
 def buggy_mechanism(X, k, *, rng, epsilon, clip=False):
     """A mechanism with a programming error (a bug, not a user mistake: run.py shows its traceback)."""
     return len(None)
+
+
+def disk_full_mod_sulq(X, k, *, rng, epsilon, delta, clip=False, **params):
+    """MOD-SULQ, after which the disk is full: every ``os.fsync`` in this process raises ENOSPC, as
+    a write would when the file system has no room left (for run.py's one-line report)."""
+    import errno
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    os.fsync = full
+    return mod_sulq(X, k, rng=rng, epsilon=epsilon, delta=delta, clip=clip, **params)

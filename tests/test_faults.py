@@ -133,3 +133,62 @@ def test_sigkill_at_random_points_then_resume(tmp_path, kill_after):
     subprocess.run(args, cwd=REPO, check=True, capture_output=True, timeout=600)
     ResultStore(tmp_path).clean_temporaries()  # a kill during a write may leave one .tmp file
     _check_complete(tmp_path, 2 * 30, before)
+
+
+def test_full_disk_stops_run_py_with_one_line_and_no_partial_record(tmp_path):
+    """The disk fills while run.py stores its record (fsync raises ENOSPC): one line on stderr naming
+    the record, the store and the reason, no traceback, exit status 1, neither the record nor a
+    temporary file left.  The same command without the fault then stores the record."""
+    base = [
+        sys.executable,
+        str(REPO / "run.py"),
+        "mechanism=mod_sulq",
+        "dataset=gaussian10",
+        "scale=smoke",
+        f"results_dir={tmp_path}",
+        "quiet=true",
+    ]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    full = subprocess.run(
+        base + ["mechanism.fn._target_=tests.faulty.disk_full_mod_sulq"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = [x for x in full.stderr.splitlines() if x.strip()]
+    assert full.returncode == 1, full.stderr
+    assert len(lines) == 1 and "Traceback" not in full.stderr, full.stderr
+    assert lines[0].startswith("Error (results store): record ")
+    assert "No space left on device" in lines[0] and str(tmp_path / "records") in lines[0]
+    assert list((tmp_path / "records").iterdir()) == []
+    again = subprocess.run(base, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert len(ResultStore(tmp_path).load()) == 1
+
+
+def test_a_full_disk_elsewhere_in_a_run_is_one_line_and_other_errors_keep_their_traceback(capsys):
+    """ENOSPC or EROFS outside the store (a data cache, a figure): one line with the file and the
+    reason, exit status 1; an OSError that is no storage condition stays a traceback (a bug)."""
+    import errno
+
+    from experiments.cli import STORAGE_ERROR_EXIT, report_user_errors
+
+    cfg = compose_cfg(["mechanism=mod_sulq", "dataset=gaussian10", "scale=smoke"])
+
+    def failing(code, filename):
+        def task(cfg):
+            raise OSError(code, os.strerror(code), filename)
+
+        return report_user_errors(task)
+
+    for code in (errno.ENOSPC, errno.EROFS):
+        with pytest.raises(SystemExit) as stop:
+            failing(code, "data/cache/kddcup.npz")(cfg)
+        assert stop.value.code == STORAGE_ERROR_EXIT == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("Error (disk): data/cache/kddcup.npz: ")
+        assert os.strerror(code) in err
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        failing(errno.EBADF, None)(cfg)

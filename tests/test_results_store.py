@@ -137,12 +137,56 @@ def test_a_damaged_record_is_skipped_by_readers_and_recomputed_by_its_run(tmp_pa
     assert store.has(keys[1]) and store.get(rid)["q_F"] == 0.5
 
 
-def test_a_record_file_is_readable_as_open_would_make_it(tmp_path):
-    """Not mkstemp's private 0600: other users of a shared store can read it (umask applies)."""
+def test_a_record_file_is_readable_by_its_owner_only(tmp_path):
+    """A record holds exact statistics of the data (diagnostics_not_private): 0600 whatever the umask,
+    not the world-readable 0644 that open() gives under the usual umask 022."""
     old = os.umask(0o022)
     try:
-        store = ResultStore(tmp_path)
-        rid, _ = store.write({"run_key": {"x": 1}})
+        for umask in (0o022, 0o000, 0o277):
+            os.umask(umask)
+            store = ResultStore(tmp_path / oct(umask))
+            rid, _ = store.write({"run_key": {"x": 1}})
+            assert store.path(rid).stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(old)
-    assert store.path(rid).stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("where", ["mkstemp", "write", "fsync", "link"])
+def test_a_full_disk_raises_one_line_and_leaves_no_file(tmp_path, monkeypatch, where):
+    """ENOSPC at each step of a write (the temporary file, its data, its flush, its link): one
+    StoreWriteError of one line naming the record, the store and the system's reason (an OSError,
+    errno kept), and no file left, neither the record nor its temporary.  The store then takes it."""
+    import errno
+    import tempfile
+
+    from experiments import results as results_module
+    from experiments.errors import StoreWriteError
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    store = ResultStore(tmp_path)
+    store.write(_rec(0))
+    if where == "mkstemp":
+        monkeypatch.setattr(tempfile, "mkstemp", full)
+    elif where == "write":
+        real_fdopen = os.fdopen
+
+        def fdopen(fd, mode):
+            fh = real_fdopen(fd, mode)
+            fh.write = full
+            return fh
+
+        monkeypatch.setattr(results_module.os, "fdopen", fdopen)
+    else:
+        monkeypatch.setattr(results_module.os, where, full)
+    with pytest.raises(StoreWriteError) as err:
+        store.write(_rec(1))
+    monkeypatch.undo()
+    rid = record_id({"i": 1})
+    text = str(err.value)
+    assert err.value.errno == errno.ENOSPC and isinstance(err.value, OSError)
+    assert "\n" not in text and rid in text and str(store.records_dir) in text
+    assert "No space left on device" in text and "run the same command again" in text
+    assert sorted(p.name for p in store.records_dir.iterdir()) == [f"{record_id({'i': 0})}.json"]
+    assert store.write(_rec(1)) == (rid, True)

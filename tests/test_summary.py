@@ -1,5 +1,6 @@
 """Compact summary (experiments/summary.py): figures redrawn from it alone, merge without duplicates."""
 
+import os
 import warnings
 
 import pandas as pd
@@ -240,3 +241,30 @@ def test_the_drawn_table1_shows_the_rows_the_summary_keeps(tmp_path):
         assert list(pd.read_csv(tmp_path / "drawn" / "table1.csv").q_F) == list(kept.q_F)
     update_summary(tmp_path / "store", tmp_path / "summary")
     assert list(pd.read_csv(tmp_path / "summary" / RECORDS_CSV).q_F) == list(kept.q_F)
+
+
+def test_summarize_results_on_a_read_only_store_is_one_line(tmp_path, monkeypatch, capsys):
+    """A store that cannot be written (read-only file system: mkstemp raises EROFS): exit status 2 and
+    one line naming the file, the reason and --out, no traceback; nothing is written."""
+    import errno
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    store = tmp_path / "store"
+    ResultStore(store).write({"run_key": {"x": 1}, "experiment": "single", "q_F": 0.5})
+    script = Path(__file__).resolve().parent.parent / "scripts" / "summarize_results.py"
+    spec = importlib.util.spec_from_file_location("summarize_results", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def read_only(*args, dir=None, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dir))
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--results", str(store)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "Read-only file system" in err and str(store / "summary") in err and "--out" in err
+    assert not (store / "summary" / RECORDS_CSV).exists()
