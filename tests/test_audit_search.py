@@ -160,12 +160,16 @@ def test_measured_mu_is_the_calibrated_sensitivity_over_sigma():
     )
     from mechanisms.online_pca import tree_node_noise_scale
 
-    m = measure_mu("online_pca", epsilon=eps, delta=dl)  # 4-row stream: nodes (0,0), (1,0), (2,0)
-    # zero-out (the relation online_pca declares): the differing row enters all 3 released nodes, and the
+    m = measure_mu("online_pca", epsilon=eps, delta=dl)  # 32-row stream: nodes (h, 0), h = 0..5
+    # zero-out (the relation online_pca declares): the differing row enters all 6 released nodes, and the
     # measured ratio is exactly the calibration's sqrt(1 + H)·Δ_row/σ
-    assert m["relation"] in ("zero-out-one-row", "replace-one-row")
+    assert m["relation"] in ("zero-out-one-row", "replace-one-row") and m["n_releases"] == 6
     row = 1.0 if m["relation"] == "zero-out-one-row" else math.sqrt(2)
     assert m["mu"] == pytest.approx(
+        row * math.sqrt(6) / tree_node_noise_scale(eps, dl, 32, m["relation"]), rel=1e-9
+    )
+    m4 = measure_mu("online_pca", epsilon=eps, delta=dl, n=4)  # nodes (0,0), (1,0), (2,0)
+    assert m4["n_releases"] == 3 and m4["mu"] == pytest.approx(
         row * math.sqrt(3) / tree_node_noise_scale(eps, dl, 4, m["relation"]), rel=1e-9
     )
     from mechanisms.private_sketch import private_sketch_lift

@@ -137,6 +137,67 @@ def bingham_design(
     )
 
 
+def bingham_expected_bound(
+    epsilon: float,
+    w: float,
+    trials: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    grid: int = 200_000,
+) -> dict:
+    """The expected audit of an exponential mechanism on the heavy-axis pair, from its exact d = 2 law.
+
+    The pair is :func:`bingham_design`'s (row e₁ vs e₂ on a base of squared mass w along e₂, k = 1);
+    the mechanism draws v = (cos θ, sin θ) with density ∝ exp(ε/2 · Σ(vᵀx)²) in θ (the Bingham law
+    PPCA samples, run at ``epsilon``, which may differ from its claim).  For every event
+    {‖Vᵀe₁‖² ≥ t} the Clopper–Pearson bound that ``trials`` runs per dataset give at the exact
+    probabilities (expected counts) is computed; the best is returned.
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε the mechanism actually runs at (its true ε).
+    w : float
+        The base's squared mass along e₂.
+    trials : int
+        Runs per dataset.
+    delta : float, default 0.0
+        The claimed δ.
+    confidence : float, default 0.95
+        Confidence of the bound.
+    grid : int, default 200000
+        Points of the θ grid on [0, π) (Riemann sums of the densities).
+
+    Returns
+    -------
+    dict
+        ``expected_epsilon_lower``, the event's ``threshold`` t and its probabilities ``p_D``,
+        ``p_Dprime``.
+    """
+    from .bounds import epsilon_lower_bound
+
+    theta = np.arange(int(grid)) * (math.pi / int(grid))
+    c2 = np.cos(theta) ** 2
+    c = float(epsilon) / 2.0
+    logs = (c * (c2 + float(w) * (1.0 - c2)), c * (float(w) + 1.0) * (1.0 - c2))
+    p1, p0 = (np.exp(lg - lg.max()) / np.exp(lg - lg.max()).sum() for lg in logs)
+    order = np.argsort(-c2, kind="stable")
+    P1, P0 = np.cumsum(p1[order]), np.cumsum(p0[order])  # P[‖Vᵀe₁‖² ≥ t] down the sorted t
+    idx = np.unique(np.geomspace(1, order.size - 1, 2000).astype(int))
+    n = int(trials)
+    eps = np.asarray(
+        epsilon_lower_bound(P1[idx] * n, n, P0[idx] * n, n, float(delta), 1.0 - float(confidence))
+    )
+    i = int(np.argmax(eps))
+    return {
+        "expected_epsilon_lower": float(eps[i]),
+        "threshold": float(c2[order][idx[i]]),
+        "p_D": float(P1[idx[i]]),
+        "p_Dprime": float(P0[idx[i]]),
+    }
+
+
 def subspace_exact_design(epsilon: float, delta: float, *, d: int = 2, n2: int = 3) -> AuditDesign:
     """For Singhal–Steinke's exact case with the propose-test-release test (replace-one-row, k = 1).
 

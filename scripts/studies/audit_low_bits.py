@@ -7,7 +7,10 @@ For each design (the design audit's pair and a few of the search's catalogue), t
 frequency of "bit = 1" (or the mean count) under D and D′ and the two-sample z score; then, as the
 search does, one (statistic, event) is chosen on the first half of the runs and certified by
 Clopper–Pearson on the second half: a valid lower bound on the ε of the code as run (floating point
-included), so a bound above 0 on an honest mechanism would be a real finding.
+included), so a bound above 0 on an honest mechanism would be a real finding.  To tell a leak through
+the bits from a difference in the values the bits belong to, the entry with the largest |z| is
+stratified by its binade (the exponent of |entry|): per binade, the frequency of its lowest bit under
+D and D′, and the frequency under D′ predicted from D's per-binade frequencies and D′'s binades.
 
     python scripts/studies/audit_low_bits.py --mechanism mod_sulq --trials 100000
 """
@@ -15,6 +18,7 @@ included), so a bound above 0 on an honest mechanism would be a real finding.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 
@@ -26,22 +30,46 @@ import numpy as np
 from experiments.audit.bounds import choose_event, epsilon_lower_bound
 from experiments.audit.common import audit_params, resolve
 from experiments.audit.designs import catalogue, design_for
-from experiments.audit.statistics import BitFeatures
+from experiments.audit.statistics import BitFeatures, mantissa_bits
 
 #: catalogue designs measured beside the design audit's own pair
 CATALOGUE_DESIGNS = ("zero-base n=2 d=2", "small n=2 d=2", "rank1-base c=1 d=3", "k2 c=1 d=4")
 
 
 def bit_statistics(fn, des, trials: int, seed: int, j: int, params: dict):
-    """Bit-level statistics (trials x m) of ``trials`` runs on each dataset of ``des``."""
+    """Bit-level statistics (trials x m) and the components (trials x d·k) of ``trials`` runs on
+    each dataset of ``des``."""
     bits = BitFeatures((des.X1.shape[1], des.k), 2)
-    out = []
+    stats, values = [], []
     for side, X in ((1, des.X1), (0, des.X0)):
         rng = np.random.default_rng([seed, 41, j, side])
-        out.append(
-            np.array([bits(fn(X, des.k, rng=rng, **params).components) for _ in range(trials)])
-        )
-    return bits.names, out[0], out[1]
+        V = np.array([fn(X, des.k, rng=rng, **params).components for _ in range(trials)])
+        values.append(V.reshape(trials, -1))
+        stats.append(np.array([bits(v) for v in V]))
+    return bits.names, stats[0], stats[1], values[0], values[1]
+
+
+def by_binade(v1: np.ndarray, v0: np.ndarray, min_count: int = 200) -> None:
+    """Print the lowest bit's frequency per binade of one entry under D (``v1``) and D′ (``v0``)."""
+    b1, b0 = mantissa_bits(v1)[:, 0], mantissa_bits(v0)[:, 0]
+    x1, x0 = np.frexp(np.abs(v1))[1], np.frexp(np.abs(v0))[1]
+    print("| binade of the entry | runs under D | under D′ | bit 0 = 1 under D | under D′ | z |")
+    print("|---|---|---|---|---|---|")
+    predicted = 0.0
+    for x in sorted(set(x1.tolist()) | set(x0.tolist())):
+        m1, m0 = x1 == x, x0 == x
+        if m1.any():
+            predicted += m0.mean() * b1[m1].mean()
+        if m1.sum() < min_count or m0.sum() < min_count:
+            continue
+        p1, p0 = b1[m1].mean(), b0[m0].mean()
+        se = math.sqrt(p1 * (1 - p1) / m1.sum() + p0 * (1 - p0) / m0.sum())
+        z = (p1 - p0) / se if se > 0 else 0.0
+        print(f"| [2^{x - 1}, 2^{x}) | {m1.sum()} | {m0.sum()} | {p1:.4f} | {p0:.4f} | {z:+.2f} |")
+    print(
+        f"\nbit 0 = 1 under D′: observed {b0.mean():.4f}, predicted from D's per-binade frequencies and "
+        f"D′'s binades {predicted:.4f} (under D {b1.mean():.4f})"
+    )
 
 
 def main() -> None:
@@ -67,17 +95,16 @@ def main() -> None:
     half = args.trials // 2
     for j, des in enumerate(designs):
         t0 = time.perf_counter()
-        names, S1, S0 = bit_statistics(fn, des, args.trials, args.seed, j, params)
+        names, S1, S0, V1, V0 = bit_statistics(fn, des, args.trials, args.seed, j, params)
         print(f"\n## {name}, design {des.name} ({des.description}), {args.trials} runs per dataset")
         print("| statistic | mean under D | mean under D′ | z |")
         print("|---|---|---|---|")
-        zmax = 0.0
+        zs = []
         for f, nm in enumerate(names):
             a, b = S1[:, f], S0[:, f]
             se = np.sqrt(a.var() / a.size + b.var() / b.size)
-            z = (a.mean() - b.mean()) / se if se > 0 else 0.0
-            zmax = max(zmax, abs(z))
-            print(f"| {nm} | {a.mean():.4f} | {b.mean():.4f} | {z:+.2f} |")
+            zs.append((a.mean() - b.mean()) / se if se > 0 else 0.0)
+            print(f"| {nm} | {a.mean():.4f} | {b.mean():.4f} | {zs[-1]:+.2f} |")
         best = {"epsilon_lower": -1.0}
         for f in range(len(names)):
             ev = choose_event(S1[:half, f], S0[:half, f], args.delta, alpha)
@@ -86,10 +113,9 @@ def main() -> None:
         hi, lo = (
             (S1[half:], S0[half:]) if best["orientation"] == "D1>D0" else (S0[half:], S1[half:])
         )
-        col = best["feature"]
+        col, t = best["feature"], best["threshold"]
 
         def count(s):
-            t = best["threshold"]
             return (
                 int(np.sum(s[:, col] >= t))
                 if best["tail"] == "upper"
@@ -99,12 +125,18 @@ def main() -> None:
         n = hi.shape[0]
         bound = float(epsilon_lower_bound(count(hi), n, count(lo), n, args.delta, alpha))
         print(
-            f"\nlargest |z| {zmax:.2f} over {len(names)} statistics; event chosen on the first half: "
-            f"{names[col]} {'>=' if best['tail'] == 'upper' else '<='} {best['threshold']:g} "
-            f"({best['orientation']}), certified on the second half ({n} runs per dataset): "
-            f"epsilon_lower = {bound:.3f} at confidence {args.confidence:g} "
-            f"({time.perf_counter() - t0:.0f} s)"
+            f"\nlargest |z| {max(map(abs, zs)):.2f} over {len(names)} statistics; event chosen on the "
+            f"first half (bound {best['epsilon_lower']:.3f} there): {names[col]} "
+            f"{'>=' if best['tail'] == 'upper' else '<='} {t:g} ({best['orientation']}), certified on "
+            f"the second half ({n} runs per dataset): epsilon_lower = {bound:.3f} at confidence "
+            f"{args.confidence:g} ({time.perf_counter() - t0:.0f} s)\n"
         )
+        entry = int(
+            np.argmax([abs(z) if nm.startswith("bit0[") else 0.0 for nm, z in zip(names, zs)])
+        )
+        cell = [nm for nm in names if nm.startswith("bit0[")].index(names[entry])
+        print(f"{names[entry]} by binade:\n")
+        by_binade(V1[:, cell], V0[:, cell])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ for m in mod_sulq analyze_gauss noisy_power streaming_power online_pca private_s
 done
 # MOD-SULQ's exact epsilon(delta) is small (0.098): more trials to come within 1.5 of it
 run experiment.mechanism=mod_sulq experiment.mode=whitebox delta=0.1 experiment.trials=100000
+# white-box at the claimed delta (the experiment's 1e-5): exact epsilon(delta) and bound of each
+for m in mod_sulq analyze_gauss noisy_power streaming_power online_pca private_sketch; do
+  run experiment.mechanism=$m experiment.mode=whitebox experiment.trials=20000
+done
 # 2. the search on the known-broken exact-case estimators (epsilon 1, delta 1e-6): the published
 #    Algorithm 1 and the three releases whose bits carry individual rows, catalogue + random designs;
 #    then the registry subspace_exact, which must stay at or below its claim; and the same with random
@@ -34,3 +38,18 @@ for m in pca random mod_sulq analyze_gauss ppca ppca_iterative noisy_power strea
   run experiment.mechanism=$m experiment.mode=search experiment.trials=2000 experiment.calibration_trials=200 \
       experiment.time_budget=90
 done
+# 4. the planted defects, each with the mode that must catch it, and the modes that need not
+S="experiment.mode=search experiment.trials=2000 experiment.calibration_trials=200 experiment.time_budget=90"
+run experiment.mechanism=mod_sulq $S experiment.variant=sign_bit
+run experiment.mechanism=mod_sulq experiment.variant=sign_bit experiment.trials=20000
+for dl in 1e-5 0.1; do
+  run experiment.mechanism=online_pca experiment.mode=whitebox experiment.variant=tree_without_height \
+      experiment.trials=20000 delta=$dl
+done
+run experiment.mechanism=online_pca $S experiment.variant=tree_without_height
+run experiment.mechanism=ppca $S experiment.variant=doubled_exponent
+for variant in "experiment.variant=doubled_exponent" ""; do
+  run experiment.mechanism=ppca experiment.mode=search experiment.trials=10000 experiment.calibration_trials=300 \
+      experiment.time_budget=90 $variant
+done
+run experiment.mechanism=ppca experiment.variant=doubled_exponent experiment.trials=20000
