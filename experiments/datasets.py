@@ -6,7 +6,9 @@ Public API::
     Dataset                  # name, X (n x d float64, row norms <= 1), y, split, feature_names, files, preprocessing
     DataUnavailableError     # raw file missing: says which file to put where
     data_dir_from_env()      # $PRIVPCA_DATA_DIR as a Path, or None
-    load_dataset(name, *, data_dir=None, cache_dir=None, download=True, split=None) -> Dataset
+    load_dataset(name, *, data_dir=None, cache_dir=None, download=True, split=None,
+                 preprocessing="paper") -> Dataset
+    guarantee_scope(dataset) # what a recorded epsilon is about on it (stored in UCI records)
 
 Raw files are looked up, in order, in
 
@@ -26,6 +28,12 @@ so that Table 1 reproduces):
    largest entry of every column is 1 in absolute value);
 3. the whole matrix is divided by its largest row L2 norm, so max_i ||x_i|| = 1 (rows are NOT
    normalised individually: that would force tr(A) = 1, contradicting Table 1).
+
+``preprocessing="public"`` (insurance only, named ``insurance_public``) replaces all three steps
+by bounds from the data set's published dictionary (:data:`TIC_DICTIONARY`,
+:func:`insurance_public_matrix`): every declared level one-hot, every other attribute divided by
+its declared maximum, every row by sqrt(85); no statistic of the data enters, so one changed raw
+row changes one preprocessed row and d is fixed.
 
 The preprocessed matrix is cached under ``cache_dir`` (default ``$PRIVPCA_CACHE_DIR``, else
 ``<repo>/data/cache``), keyed by data set, split, preprocessing version and the sha256 of the raw
@@ -554,7 +562,10 @@ def _parse_localization(raw: dict[str, bytes], split: str):
     return M, names, df["activity"].to_numpy(dtype=str)
 
 
-def _parse_insurance(raw: dict[str, bytes], split: str):
+def _read_insurance(
+    raw: dict[str, bytes], split: str
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """The 85 attributes of every row of ``split`` (and of ticdata2000 alone), and the labels."""
     train = _read_csv(raw["ticdata2000.txt"], "ticdata2000.txt", sep="\t", names=TIC_COLUMNS)
     _check_columns(train, 86, "ticdata2000.txt")
     frames, labels = [train[TIC_COLUMNS[:85]]], [train["CARAVAN"].to_numpy()]
@@ -570,10 +581,143 @@ def _parse_insurance(raw: dict[str, bytes], split: str):
         frames.append(ev)
         labels.append(tg["CARAVAN"].to_numpy())
     df = pd.concat(frames, ignore_index=True)
+    return df, train, np.concatenate(labels).astype(np.int64)
+
+
+def _parse_insurance(raw: dict[str, bytes], split: str):
+    df, train, y = _read_insurance(raw, split)
     levels = {c: sorted(train[c].unique().tolist()) for c in TIC_CATEGORICAL}
     numeric = [c for c in TIC_COLUMNS[:85] if c not in TIC_CATEGORICAL]
     M, names = _one_hot(df, numeric, TIC_CATEGORICAL, levels)
-    return M, names, np.concatenate(labels).astype(np.int64)
+    return M, names, y
+
+
+# --------------------------------------------------------------------------------------------
+# Preprocessing from public bounds (insurance)
+# --------------------------------------------------------------------------------------------
+
+#: Version of the preprocessing from public bounds: part of its cache key and of its records'
+#: ``preprocessing`` text.
+PUBLIC_PREPROCESSING_VERSION = "public-bounds-v1"
+
+#: The declared codes of the 85 insurance attributes, as ``(first, last, low, high, domain)``: the
+#: attributes ``first`` to ``last`` (in :data:`TIC_COLUMNS` order) take the integer codes
+#: ``low..high``.  Source: the data set's published dictionary, "CoIL Challenge 2000: The Insurance
+#: Company Case" (P. van der Putten and M. van Someren, eds., Sentient Machine Research, 2000; the
+#: ``TicDataDescr.txt`` / ``dictionary.txt`` of the UCI Insurance Company Benchmark (COIL 2000),
+#: https://archive.ics.uci.edu/dataset/125), whose table gives each attribute's domain as a range or
+#: as one of the code lists L0-L4.  ``domain`` quotes it.  In that table "..." repeats the domain
+#: above it, down to the next attribute that states one.  Two bounds are read, not quoted:
+#:
+#: * MINKGEM and MKOOPKLA (42-43) state no domain of their own; they follow "see L3 / ..." of
+#:   attributes 6-41 and precede 44's "see L4", so the "..." reading gives 0-9 (L3's codes).  They are
+#:   classes, not percentages, but a single-digit code is all the dictionary's table allows there.
+#: * The numbers of policies (65-85) are declared "1 - 12" (then "..."); a customer without such a
+#:   policy has 0, which the dictionary does not list but which its contribution code L4 "0: f 0"
+#:   (no contribution) implies, so the codes are 0-12.
+#:
+#: The five code lists L0 (customer subtype, 41 codes), L1 (age class, 6), L2 (main type, 10) and the
+#: ranges of MAANTHUI (1-10) and MGEMOMV (1-6) are the one-hot attributes of the paper
+#: (:data:`TIC_CATEGORICAL`), here with every declared level.
+TIC_DICTIONARY: tuple[tuple[str, str, int, int, str], ...] = (
+    ("MOSTYPE", "MOSTYPE", 1, 41, "Customer Subtype, see L0 (codes 1-41)"),
+    ("MAANTHUI", "MAANTHUI", 1, 10, "Number of houses 1 - 10"),
+    ("MGEMOMV", "MGEMOMV", 1, 6, "Avg size household 1 - 6"),
+    ("MGEMLEEF", "MGEMLEEF", 1, 6, "Avg age, see L1 (codes 1-6: 20-30 ... 70-80 years)"),
+    ("MOSHOOFD", "MOSHOOFD", 1, 10, "Customer main type, see L2 (codes 1-10)"),
+    ("MGODRK", "MINK123M", 0, 9, "see L3 (0: 0%, 1: 1-10%, ..., 8: 89-99%, 9: 100%), then '...'"),
+    ("MINKGEM", "MKOOPKLA", 0, 9, "no domain stated: read as the '...' of L3 above (0-9)"),
+    ("PWAPART", "PBYSTAND", 0, 9, "Contribution, see L4 (0: f 0, ..., 9: f 20.000 - ?)"),
+    ("AWAPART", "ABYSTAND", 0, 12, "Number of policies 1 - 12, then '...'; 0 = none"),
+)
+
+
+def tic_declared_codes() -> dict[str, tuple[int, int]]:
+    """Each of the 85 insurance attributes -> its declared ``(low, high)`` codes (:data:`TIC_DICTIONARY`)."""
+    out: dict[str, tuple[int, int]] = {}
+    for first, last, low, high, _ in TIC_DICTIONARY:
+        i, j = TIC_COLUMNS.index(first), TIC_COLUMNS.index(last)
+        out.update({c: (low, high) for c in TIC_COLUMNS[i : j + 1]})
+    return out
+
+
+_TIC_DECLARED = tic_declared_codes()
+assert list(_TIC_DECLARED) == TIC_COLUMNS[:85]
+
+#: The public bound on a row's L2 norm before the final division: every numeric attribute divided
+#: by its declared maximum lies in [0, 1], and each one-hot attribute has exactly one indicator
+#: equal to 1, so each of the 85 attributes adds at most 1 to the squared norm.
+TIC_PUBLIC_ROW_BOUND = float(np.sqrt(85.0))
+
+
+def insurance_public_matrix(df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """The insurance rows preprocessed from public bounds alone: each row a function of itself.
+
+    1. Every value must be one of its attribute's declared codes (:data:`TIC_DICTIONARY`); any other
+       value is refused with one line naming the attribute and its declared codes (not the value,
+       nor how many rows: messages name no number computed from the data).
+    2. The attributes of :data:`TIC_CATEGORICAL` become one indicator per declared level (levels no
+       row takes give zero columns, which are kept: d = 80 + 41 + 10 + 6 + 6 + 10 = 153 for any
+       data); every other attribute is divided by its declared maximum.
+    3. Every row is divided by :data:`TIC_PUBLIC_ROW_BOUND`, so its norm is at most 1 (a row whose
+       norm rounds above 1 is divided by its own norm: still a function of the row alone).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The 85 attributes (:data:`TIC_COLUMNS` without CARAVAN), one row per customer.
+
+    Returns
+    -------
+    X : numpy.ndarray
+        n x 153 float64, every row of L2 norm at most 1.
+    names : list of str
+        The column names (numeric attributes, then ``"<attribute>=<level>"``).
+
+    Raises
+    ------
+    DataCorruptError
+        A value outside its attribute's declared codes (or not an integer).
+
+    Notes
+    -----
+    No statistic of the data enters: two data sets that differ in one raw row give matrices that
+    differ in that row alone, and have the same d.  A differential-privacy guarantee for the
+    matrix then holds for the raw records under replace-one-row neighbours.  Refusing (rather than
+    clipping) an undeclared value: such a value means the file is not coded as documented, and no
+    clipping of a categorical code is meaningful; the guarantee's domain is the declared codes.
+    """
+    for col in TIC_COLUMNS[:85]:
+        low, high = _TIC_DECLARED[col]
+        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+        ok = np.isfinite(values) & (values == np.round(values)) & (values >= low) & (values <= high)
+        if not ok.all():
+            raise DataCorruptError(
+                f"insurance attribute {col} holds a value outside its declared codes {low}-{high} "
+                "(the CoIL 2000 dictionary); the public preprocessing refuses it"
+            )
+    numeric = [c for c in TIC_COLUMNS[:85] if c not in TIC_CATEGORICAL]
+    levels = {c: list(range(_TIC_DECLARED[c][0], _TIC_DECLARED[c][1] + 1)) for c in TIC_CATEGORICAL}
+    M, names = _one_hot(df.astype(np.int64), numeric, TIC_CATEGORICAL, levels)
+    M[:, : len(numeric)] /= np.array([float(_TIC_DECLARED[c][1]) for c in numeric])
+    M /= TIC_PUBLIC_ROW_BOUND
+    norms = np.sqrt(np.einsum("ij,ij->i", M, M))
+    over = norms > 1.0
+    if over.any():
+        M[over] /= norms[over, None]
+    return np.ascontiguousarray(M), names
+
+
+def _parse_insurance_public(raw: dict[str, bytes], split: str):
+    df, _, y = _read_insurance(raw, split)
+    M, names = insurance_public_matrix(df)
+    return M, names, y
+
+
+#: data set -> the name of its variant preprocessed from public bounds
+PUBLIC_VARIANTS = {"insurance": "insurance_public"}
+#: the preprocessings :func:`load_dataset` offers
+PREPROCESSINGS = ("paper", "public")
 
 
 _PREPROCESSING_TEXT = {
@@ -583,6 +727,11 @@ _PREPROCESSING_TEXT = {
     "localization": "one-hot sequence/tag/activity; timestamp,x,y,z numeric; date dropped",
     "insurance": "ticdata2000[:85]+ticeval2000; one-hot MOSTYPE,MAANTHUI,MGEMOMV,MGEMLEEF,"
     "MOSHOOFD (levels of ticdata2000); CARAVAN excluded",
+}
+_PUBLIC_TEXT = {
+    "insurance": "ticdata2000[:85]+ticeval2000; values checked against the CoIL 2000 dictionary's "
+    "declared codes; one-hot MOSTYPE,MAANTHUI,MGEMOMV,MGEMLEEF,MOSHOOFD with every declared level; "
+    "other attributes / declared maximum; rows / sqrt(85); CARAVAN excluded",
 }
 
 
@@ -618,13 +767,19 @@ def _parser(name: str):
 # --------------------------------------------------------------------------------------------
 
 
-def _cache_path(cache_dir: Path, name: str, split: str, hashes: dict[str, str]) -> Path:
+def _cache_path(
+    cache_dir: Path,
+    name: str,
+    split: str,
+    hashes: dict[str, str],
+    version: str = PREPROCESSING_VERSION,
+) -> Path:
     key = json.dumps(
-        {"name": name, "split": split, "version": PREPROCESSING_VERSION, "files": hashes},
+        {"name": name, "split": split, "version": version, "files": hashes},
         sort_keys=True,
     )
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    return cache_dir / f"{name}-{split.replace('+', '_')}-{PREPROCESSING_VERSION}-{digest}.npz"
+    return cache_dir / f"{name}-{split.replace('+', '_')}-{version}-{digest}.npz"
 
 
 def cache_dir_default() -> Path:
@@ -713,10 +868,26 @@ def load_dataset(
     cache_dir: str | os.PathLike | None = None,
     download: bool = True,
     split: str | None = None,
+    preprocessing: str = "paper",
 ) -> Dataset:
-    """Load and preprocess one of :data:`DATASETS` (see the module docstring)."""
+    """Load and preprocess one of :data:`DATASETS` (see the module docstring).
+
+    ``preprocessing="paper"`` (the default) is the paper's, from the data themselves;
+    ``"public"`` (insurance only: :func:`insurance_public_matrix`) uses the published dictionary's
+    declared codes alone, and names the data set ``insurance_public`` (:data:`PUBLIC_VARIANTS`).
+    """
     if name not in DATASETS:
         raise UserError(f"unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
+    if preprocessing not in PREPROCESSINGS:
+        raise UserError(
+            f"unknown preprocessing {preprocessing!r}; valid: {', '.join(PREPROCESSINGS)}"
+        )
+    public = preprocessing == "public"
+    if public and name not in PUBLIC_VARIANTS:
+        raise UserError(
+            f"no preprocessing from public bounds for {name!r}; it exists for "
+            f"{', '.join(PUBLIC_VARIANTS)}"
+        )
     ddir = Path(data_dir).expanduser() if data_dir is not None else data_dir_from_env()
     cdir = Path(cache_dir) if cache_dir is not None else cache_dir_default()
     splits = RAW_FILES[name][1]
@@ -728,7 +899,9 @@ def load_dataset(
     paths = _resolve_files(name, split, ddir, download)
     raw_memo: dict[Path, bytes] = {}
     hashes = {f: _sha256_of(p, cdir, raw_memo) for f, p in paths.items()}
-    cpath = _cache_path(cdir, name, split, hashes)
+    version = PUBLIC_PREPROCESSING_VERSION if public else PREPROCESSING_VERSION
+    shown = PUBLIC_VARIANTS[name] if public else name
+    cpath = _cache_path(cdir, shown, split, hashes, version)
     if cpath.is_file():
         cached = _load_cache(cpath)
         if cached is not None:
@@ -736,20 +909,59 @@ def load_dataset(
 
     raw = {f: raw_memo[p] if p in raw_memo else _read_raw(p) for f, p in paths.items()}
     raw_memo.clear()
-    M, names, y = _parser(name)(raw, split)
-    X, names = scale_rows_and_columns(M, names)
+    if public:
+        X, names, y = _parser(shown)(raw, split)
+        text = f"{PUBLIC_PREPROCESSING_VERSION}: {_PUBLIC_TEXT[name]}"
+    else:
+        M, names, y = _parser(name)(raw, split)
+        X, names = scale_rows_and_columns(M, names)
+        text = (
+            f"{PREPROCESSING_VERSION}: {_PREPROCESSING_TEXT[name]}; columns "
+            "/ max|col|; matrix / max row L2 norm"
+        )
     ds = Dataset(
-        name=name,
+        name=shown,
         X=X,
         y=y,
         split=split,
         feature_names=names,
         files=hashes,
-        preprocessing=f"{PREPROCESSING_VERSION}: {_PREPROCESSING_TEXT[name]}; columns "
-        "/ max|col|; matrix / max row L2 norm",
+        preprocessing=text,
     )
     try:
         _save_cache(cpath, ds)
     except OSError:
         pass  # read-only cache dir: still return the data
     return ds
+
+
+def guarantee_scope(dataset) -> str | None:
+    """What a recorded ε is about on ``dataset``, as one sentence for its records; None when the
+    data set is neither a UCI data set (synthetic draws) nor preprocessed here.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        A loaded data set (its ``preprocessing`` text names the preprocessing's version).
+
+    Returns
+    -------
+    str or None
+        For the paper's preprocessing (:data:`PREPROCESSING_VERSION`): ε treats the preprocessed
+        matrix as the database; for the preprocessing from public bounds
+        (:data:`PUBLIC_PREPROCESSING_VERSION`): ε covers the raw records, one replaced.
+    """
+    text = getattr(dataset, "preprocessing", "") or ""
+    if text.startswith(PUBLIC_PREPROCESSING_VERSION):
+        return (
+            "epsilon covers the raw records (neighbours: one raw row replaced, values within the "
+            "declared codes): each preprocessed row is a function of its raw row and the published "
+            "data dictionary alone (docs/data.md)"
+        )
+    if text.startswith(PREPROCESSING_VERSION):
+        return (
+            "epsilon treats the preprocessed matrix as the database, not the raw records: the "
+            "paper's preprocessing scales by statistics of the data, so one raw row can change "
+            "every row (docs/data.md)"
+        )
+    return None

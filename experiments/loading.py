@@ -12,7 +12,12 @@ SYNTHETIC = ("gaussian10", "spiked")
 
 
 def load_configured(dataset_cfg: Any, data_dir: str | None = None):
-    """Load the dataset a ``conf/dataset/*.yaml`` node describes; returns an ``experiments.datasets.Dataset``."""
+    """Load the dataset a ``conf/dataset/*.yaml`` node describes; returns an ``experiments.datasets.Dataset``.
+
+    A UCI node may name ``source`` (the raw data set; default its ``name``) and ``preprocessing``
+    (``paper``, the default, or ``public``: ``conf/dataset/insurance_public.yaml``); nodes without
+    them load as before, and their keys (part of every run key) are unchanged.
+    """
     name = dataset_cfg["name"]
     if dataset_cfg.get("kind") == "synthetic":
         from .synthetic import load_synthetic
@@ -23,7 +28,18 @@ def load_configured(dataset_cfg: Any, data_dir: str | None = None):
         )
     from .datasets import load_dataset
 
-    return load_dataset(name, data_dir=data_dir, split=dataset_cfg.get("split"))
+    source = dataset_cfg.get("source") or name
+    dataset = load_dataset(
+        source,
+        data_dir=data_dir,
+        split=dataset_cfg.get("split"),
+        preprocessing=dataset_cfg.get("preprocessing") or "paper",
+    )
+    if dataset.name != name:
+        raise UserError(
+            f"dataset config {name!r} loads {source!r} as {dataset.name!r}: name it {dataset.name!r}"
+        )
+    return dataset
 
 
 def subsample(

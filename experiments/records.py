@@ -194,7 +194,17 @@ def output_fields(cfg: DictConfig, out, data: PreparedData, seconds: float | Non
 def make_record(
     cfg: DictConfig, dataset, X: np.ndarray, fields: dict, wall_seconds: float, key: dict
 ) -> dict:
-    """The record of one run on ``X`` (rows of ``dataset``): ``fields`` and the run's provenance."""
+    """The record of one run on ``X`` (rows of ``dataset``): ``fields`` and the run's provenance.
+
+    On a UCI data set the record also says what its ε is about, ``guarantee_scope``
+    (:func:`experiments.datasets.guarantee_scope`: the preprocessed matrix under the paper's
+    preprocessing, the raw records under the one from public bounds).  It is stored here, not
+    among the mechanism's fields, because ``+rerun`` compares those fields
+    (:func:`experiments.rerun_check.differences`): records made before it re-run unchanged.
+    """
+    from .datasets import guarantee_scope
+
+    scope = guarantee_scope(dataset)
     return {
         "run_key": key,
         "experiment": cfg.experiment.name,
@@ -209,6 +219,7 @@ def make_record(
         "subset": int(cfg.subset),
         "restart": int(cfg.restart),
         **fields,
+        **({"guarantee_scope": scope} if scope else {}),
         "wall_seconds": wall_seconds,
         "config": OmegaConf.to_container(cfg, resolve=True),
         "data_files": getattr(dataset, "files", {}),

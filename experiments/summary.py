@@ -52,7 +52,7 @@ CURVES_CSV = "online_regret_curves.csv"
 #: the online-regret curve columns (``curve.<name>`` in the store)
 CURVE_COLUMNS = ("t", "regret", "opt", "theorem8", "theorem9")
 #: top-level fields left out (free text repeated in every record, or per-record hashes)
-_DROP = {"guarantee_note", "components_sha256", "git_commit", "timestamp_note"}
+_DROP = {"guarantee_note", "guarantee_scope", "components_sha256", "git_commit", "timestamp_note"}
 #: scalar fields kept from nested parts of a record (present for PPCA releases): how the chain ran and
 #: its convergence check, so the summary alone shows that every release was diagnosed
 SUMMARY_NESTED = {
