@@ -105,7 +105,20 @@ def log2_grid(spec) -> list[float]:
     return [2.0**e for e in range(start, stop + 1, step)]
 
 
-class SubsetGridRBF:
+class _ScaledSVM:
+    """Prediction and accuracy of a search that scaled its features (``scaler_``, None for no
+    scaling) before fitting ``svm_``: test rows pass through the same map."""
+
+    def predict(self, X):
+        return self.svm_.predict(
+            np.asarray(X) if self.scaler_ is None else self.scaler_.transform(X)
+        )
+
+    def score(self, X, y) -> float:
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class SubsetGridRBF(_ScaledSVM):
     """libSVM's workflow for an RBF C-SVC (Hsu, Chang & Lin, "A Practical Guide to Support Vector
     Classification", sections 2.2 (scaling) and 3.2 (grid search)): scale each feature to [-1, 1] on
     the training rows, choose (C, γ) by ``cv``-fold cross-validation over a base-2 grid on a random
@@ -160,14 +173,6 @@ class SubsetGridRBF:
         self.svm_ = final(kernel="rbf", cache_size=SVM_CACHE_MB, **self.best_params_).fit(Xs, y)
         self.fit_rows_ = int(self.svm_.shape_fit_[0])
         return self
-
-    def predict(self, X):
-        return self.svm_.predict(
-            np.asarray(X) if self.scaler_ is None else self.scaler_.transform(X)
-        )
-
-    def score(self, X, y) -> float:
-        return float(np.mean(self.predict(X) == np.asarray(y)))
 
 
 def distinct_rows(X, y=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -312,7 +317,7 @@ class LinearCSVC:
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
 
-class LinearCSVCSearch:
+class LinearCSVCSearch(_ScaledSVM):
     """libSVM's tuning workflow for the linear kernel (Hsu, Chang & Lin, "A Practical Guide to Support
     Vector Classification", sections 2.2 and 3.2; libSVM's ``svm-scale`` and ``tools/grid.py``):
     each feature scaled to [−1, 1] on the training rows, C chosen by ``folds``-fold cross-validation
@@ -357,23 +362,13 @@ class LinearCSVCSearch:
                 correct[i] += int(np.sum(model.predict(Xs[held]) == y[held]))
                 fits.append(model.converged_)
         best = np.flatnonzero(correct == correct.max())
-        self.best_C_ = min(
-            self.c_grid[i] for i in best
-        )  # the smallest C among the best, as grid.py
+        self.best_C_ = min(self.c_grid[i] for i in best)  # the smallest C among the best (grid.py)
         self.cv_accuracy_ = correct / len(y)
         self.svm_ = LinearCSVC(self.best_C_).fit(Xs, y)
         fits.append(self.svm_.converged_)
         self.n_fits_, self.n_fits_converged_ = len(fits), int(sum(fits))
         self.fit_rows_ = self.svm_.fit_rows_
         return self
-
-    def predict(self, X):
-        return self.svm_.predict(
-            np.asarray(X) if self.scaler_ is None else self.scaler_.transform(X)
-        )
-
-    def score(self, X, y) -> float:
-        return float(np.mean(self.predict(X) == np.asarray(y)))
 
 
 #: libSVM's kernel cache (MB) for the RBF fits; it changes only the speed, never the solution
