@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 
 import numpy as np
@@ -94,7 +95,11 @@ def run_table1(cfg: DictConfig) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "table1.csv"
     tmp = path.with_suffix(".csv.tmp")
-    df.to_csv(tmp, index=False)
+    # owner only (0600, whatever the umask): q_F of PCA is an exact statistic of the data
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", newline="") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        df.to_csv(fh, index=False)
     tmp.replace(path)
     if not cfg.quiet:
         print(df.drop(columns=["note"], errors="ignore").to_string(index=False))

@@ -9,6 +9,7 @@ paths, or None when the records it draws are missing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,16 @@ PAPER_TABLE2 = {
 }
 
 
+def write_owner_only_csv(table: pd.DataFrame, path: Path) -> None:
+    """``table`` as CSV at ``path``, readable and writable by its owner only (0600, whatever the
+    umask): the tables hold exact statistics of the data (q_F of PCA), like the records they come
+    from (docs/running.md)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", newline="") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        table.to_csv(fh, index=False)
+
+
 def table1(df: pd.DataFrame, out: Path):
     """Table 1, the latest record per data set and split (:func:`experiments.summary.latest_table1`),
     in the columns of :data:`experiments.table1.DRAWN_COLUMNS` and the paper's row order."""
@@ -49,7 +60,7 @@ def table1(df: pd.DataFrame, out: Path):
     )
     t = t.sort_values(["_o", "dataset"], kind="mergesort").drop(columns="_o")
     out.mkdir(parents=True, exist_ok=True)
-    t.to_csv(out / "table1.csv", index=False)
+    write_owner_only_csv(t, out / "table1.csv")
     return [out / "table1.csv"]
 
 
@@ -151,7 +162,7 @@ def table2(df: pd.DataFrame, out: Path):
         ]
     ].rename(columns={"count": "rounds"})
     out.mkdir(parents=True, exist_ok=True)
-    t.to_csv(out / "table2.csv", index=False)
+    write_owner_only_csv(t, out / "table2.csv")
     return [out / "table2.csv"]
 
 
@@ -190,7 +201,7 @@ def footnote1(df: pd.DataFrame, out: Path):
     for c in ("accuracy_pct", "majority_accuracy_pct", "gain_pct", "gain_sd_pct"):
         g[c] = (100 * g[c]).round(2)
     out.mkdir(parents=True, exist_ok=True)
-    g.to_csv(out / "footnote1.csv", index=False)
+    write_owner_only_csv(g, out / "footnote1.csv")
     return [out / "footnote1.csv"]
 
 
@@ -229,7 +240,7 @@ def utility_vs_n_table(df: pd.DataFrame, out: Path):
     if d.empty:
         return None
     out.mkdir(parents=True, exist_ok=True)
-    _utility_table(d, "n").to_csv(out / "utility_vs_n.csv", index=False)
+    write_owner_only_csv(_utility_table(d, "n"), out / "utility_vs_n.csv")
     return [out / "utility_vs_n.csv"]
 
 
@@ -240,7 +251,7 @@ def utility_vs_epsilon_table(df: pd.DataFrame, out: Path):
         return None
     out.mkdir(parents=True, exist_ok=True)
     t = _utility_table(d, "epsilon_grid").rename(columns={"epsilon_grid": "epsilon"})
-    t.to_csv(out / "utility_vs_epsilon.csv", index=False)
+    write_owner_only_csv(t, out / "utility_vs_epsilon.csv")
     return [out / "utility_vs_epsilon.csv"]
 
 
@@ -304,5 +315,5 @@ def sampler_convergence_table(df: pd.DataFrame, out: Path):
     out.mkdir(parents=True, exist_ok=True)
     t = pd.DataFrame(rows).round(6)
     t["sweeps_per_iteration"] = t["sweeps_per_iteration"].astype("Int64")
-    t.to_csv(out / "sampler_convergence.csv", index=False)
+    write_owner_only_csv(t, out / "sampler_convergence.csv")
     return [out / "sampler_convergence.csv"]
