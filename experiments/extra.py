@@ -30,7 +30,7 @@ from mechanisms.online_pca import online_regret_bounds
 
 from .errors import UserError
 from .progress import progress_bar
-from .provenance import git_commit, package_versions
+from .provenance import record_provenance
 from .records import (
     configured_mechanism,
     emit,
@@ -231,9 +231,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
                 "spiked": _spiked_params(cfg),
                 "mechanism_params": run_key(cfg)["mechanism_params"],
                 "wall_seconds": time.perf_counter() - t_d,
-                "versions": package_versions(),
-                "git_commit": git_commit(),
-                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                **record_provenance(cfg),
             }
             written += store.write(summary)[1]
             summaries.append(summary)

@@ -33,7 +33,7 @@ from .classifiers import (
 )
 from .loading import load_configured, subsample
 from .progress import progress_bar, progress_enabled
-from .provenance import git_commit, package_versions
+from .provenance import record_provenance
 from .records import (
     configured_mechanism,
     emit,
@@ -684,8 +684,7 @@ def run_sulq_bound(cfg: DictConfig) -> dict:
                     "mechanism": "mod_sulq",
                     "neighbouring": "replace-one-row",
                     "noise_scale": mod_sulq_noise_scale(n, int(d), float(eps), float(cfg.delta)),
-                    "versions": package_versions(),
-                    "git_commit": git_commit(),
+                    **record_provenance(cfg),
                 }
                 written += store.write(record)[1]
     df = store.load_ids(ids)

@@ -7,7 +7,8 @@ subsets or restarts never changes the draws of existing ones.
 A record is one JSON object in the :class:`~experiments.results.ResultStore`, identified by its run
 key (:func:`run_key`: everything that changes the output).  :func:`output_fields` turns a mechanism's
 output into the record's guarantee, utility, release and diagnostics fields, :func:`make_record` adds
-the run's provenance (resolved config, data files, versions, commit) and :func:`write_record` stores it.
+the run's data files and provenance (:func:`experiments.provenance.record_provenance`) and
+:func:`write_record` stores it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from mechanisms.metrics import optimal_q_F, q_F
 
 from .compat import keyed_mechanism_params
 from .progress import progress_enabled
-from .provenance import REPO_ROOT, git_commit, package_versions
+from .provenance import REPO_ROOT, record_provenance
 from .results import ResultStore, to_json
-from .threads import blas_provenance
 
 __all__ = [
     "RELEASE_COLUMNS",
@@ -221,12 +221,8 @@ def make_record(
         **fields,
         **({"guarantee_scope": scope} if scope else {}),
         "wall_seconds": wall_seconds,
-        "config": OmegaConf.to_container(cfg, resolve=True),
         "data_files": getattr(dataset, "files", {}),
-        "versions": package_versions(),
-        "git_commit": git_commit(),
-        "provenance": blas_provenance(),
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **record_provenance(cfg),
     }
 
 

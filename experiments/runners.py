@@ -20,7 +20,7 @@ from mechanisms import PreparedData
 from .errors import UserError
 from .jmlr import regroup_release, replay_classification
 from .loading import load_configured, subsample
-from .provenance import git_commit, package_versions
+from .provenance import git_commit, package_versions, record_provenance, utc_timestamp
 from .records import (
     emit,
     evaluate_mechanism,
@@ -69,7 +69,7 @@ def run_table1(cfg: DictConfig) -> dict:
 
     df = table1(data_dir=cfg.data_dir, datasets=tuple(cfg.experiment.datasets))
     store = ResultStore(results_root(cfg))
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = utc_timestamp()  # one time stamp for the rows written together
     for row in json.loads(df.to_json(orient="records")):
         key = {
             "experiment": "table1",
@@ -86,9 +86,7 @@ def run_table1(cfg: DictConfig) -> dict:
                 "epsilon": float("inf"),
                 "delta": 0.0,
                 "neighbouring": "none",
-                "versions": package_versions(),
-                "git_commit": git_commit(),
-                "timestamp": stamp,
+                **record_provenance(cfg, timestamp=stamp),
             }
         )
     out_dir = results_root(cfg) / "tables"

@@ -186,7 +186,7 @@ def run_audit(cfg) -> dict:
     """
     from omegaconf import OmegaConf
 
-    from ..provenance import git_commit, package_versions
+    from ..provenance import record_provenance
     from ..records import emit, mechanism_params, results_root
     from ..results import ResultStore, record_id
 
@@ -364,10 +364,7 @@ def run_audit(cfg) -> dict:
             "experiment": str(e.name),
             **res,
             "epsilon_capped": capped,
-            "config": OmegaConf.to_container(cfg, resolve=True),
-            "versions": package_versions(),
-            "git_commit": git_commit(),
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **record_provenance(cfg),
         }
         rid, written = store.write(record)
         record["record_id"], record["written"] = rid, written

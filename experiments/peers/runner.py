@@ -56,7 +56,7 @@ def run_peers(cfg) -> dict:
 
     from ..jmlr import n_grid
     from ..loading import load_configured, subsample
-    from ..provenance import git_commit, package_versions
+    from ..provenance import record_provenance
     from ..records import (
         configured_mechanism,
         emit,
@@ -179,9 +179,8 @@ def run_peers(cfg) -> dict:
                     "run_key": k,
                     **row,
                     "experiment": "peers_sampler_check",
-                    "versions": package_versions(),
-                    "git_commit": git_commit(),
                     "mechanism": row["implementation"],
+                    **record_provenance(cfg),
                 }
             )[1]
     ac = e.get("accounting_check")
@@ -198,8 +197,7 @@ def run_peers(cfg) -> dict:
                         "run_key": {**acc_key, "call": row["call"]},
                         **row,
                         "experiment": "peers_accounting",
-                        "versions": package_versions(),
-                        "git_commit": git_commit(),
+                        **record_provenance(cfg),
                     }
                 )[1]
     table, check = peers_tables(store)
