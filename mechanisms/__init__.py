@@ -44,8 +44,8 @@ MECHANISMS: dict[str, str] = {
     "streaming_power": "mechanisms.streaming_power:streaming_power",
     "online_pca": "mechanisms.online_pca:online_pca",
     "private_sketch": "mechanisms.private_sketch:private_sketch",
-    "subspace_exact": "mechanisms.subspace:subspace_exact",
-    "subspace_approx": "mechanisms.subspace:subspace_approx",
+    "subspace_exact": "mechanisms.subspace.exact:subspace_exact",
+    "subspace_approx": "mechanisms.subspace.approx:subspace_approx",
 }
 
 

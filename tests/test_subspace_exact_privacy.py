@@ -21,17 +21,14 @@ from scipy import integrate, stats
 import mechanisms
 from mechanisms.rational_subspaces import canonical_frame
 from mechanisms.subspace import (
-    _exact_candidates,
-    _noise_delta,
-    _noise_params,
-    _subspace_exact_paper_unfixed,
-    _top_and_gap,
     exact_ptr_pass_probability,
     exact_ptr_threshold,
     subspace_exact,
     truncated_laplace_params,
     truncated_laplace_survival,
 )
+from mechanisms.subspace._known_broken import _subspace_exact_paper_unfixed
+from mechanisms.subspace.exact import _exact_candidates, _noise_delta, _noise_params, _top_and_gap
 
 ROOT = Path(__file__).resolve().parents[1]
 

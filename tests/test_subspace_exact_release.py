@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mechanisms.rational_subspaces import canonical_frame, primitive_rows, subspace_key
-from mechanisms.subspace import _exact_candidates, subspace_exact
+from mechanisms.subspace import subspace_exact
+from mechanisms.subspace.exact import _exact_candidates
 
 EPS, DELTA = 1.0, 1e-6
 

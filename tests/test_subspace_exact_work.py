@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import mechanisms.rational_subspaces as rs
-import mechanisms.subspace as subspace_module
+import mechanisms.subspace.exact as exact_module
 from mechanisms import PrivacyInputError
 from mechanisms.rational_subspaces import (
     candidate_flats,
@@ -32,11 +32,11 @@ from mechanisms.rational_subspaces import (
 )
 from mechanisms.subspace import (
     DEFAULT_MAX_WORK,
-    _exact_candidates,
     exact_entry_bits,
     exact_work_bound,
     subspace_exact,
 )
+from mechanisms.subspace.exact import _exact_candidates
 
 EPS, DELTA = 1.0, 1e-6
 
@@ -167,13 +167,14 @@ def test_integers_stay_within_the_bits_the_bound_assumes(monkeypatch):
 
 
 def no_search(monkeypatch):
-    """Make every step of the exact search fail the test if it runs."""
+    """Make every step of the exact search fail the test if it runs (patched in the module whose
+    code runs it; ``monkeypatch.setattr`` fails if a name is no longer there)."""
 
     def boom(*args, **kwargs):
         raise AssertionError("the exact search ran")
 
     for name in ("_exact_search", "primitive_rows", "candidate_flats"):
-        monkeypatch.setattr(subspace_module, name, boom)
+        monkeypatch.setattr(exact_module, name, boom)
 
 
 def test_quoted_case_k8_is_refused_in_one_line_before_any_work(monkeypatch):

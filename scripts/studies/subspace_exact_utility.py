@@ -27,7 +27,6 @@ from scipy import integrate
 
 from mechanisms.metrics import projector_distance
 from mechanisms.subspace import (
-    _subspace_exact_paper_unfixed,
     exact_min_samples,
     exact_ptr_pass_probability,
     exact_ptr_threshold,
@@ -36,6 +35,7 @@ from mechanisms.subspace import (
     truncated_laplace_params,
     truncated_laplace_survival,
 )
+from mechanisms.subspace._known_broken import _subspace_exact_paper_unfixed
 
 
 def worst_case_data(

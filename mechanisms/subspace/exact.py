@@ -1,32 +1,14 @@
-"""Singhal & Steinke, "Privately learning subspaces" (NeurIPS 2021): exact and approximate cases.
+"""The exact case of Singhal & Steinke (section 4, Problem 4.1): :func:`subspace_exact`.
 
-The paper stores points as columns of a d x n matrix;
-here, as everywhere in privpca, X is n x d with one point (individual) per row.
+The paper's scores and candidates (spans of k data points) with a propose-test-release test on the top
+candidate's score gap (truncated Laplace, Lemma A.14) instead of the paper's GAP-MAX with NULL, decided
+in exact rational arithmetic (:mod:`mechanisms.rational_subspaces`) and releasing the subspace's
+canonical frame.  Proof and departures from the paper: docs/subspace_exact_privacy.md.  The work of
+the exact search is bounded by public quantities (:func:`exact_work_bound`) and refused above a cap
+before any computation.
 
-Neighbouring relation: the paper's (Definition A.11 and the remark after it; Theorems 1.1/1.2
-"with respect to changing one column") is **replacement of one point** -> ``"replace-one-row"``.
-Neither estimator needs a norm bound for privacy (the exact case only uses which points lie in
-which subspace; the approximate case only uses projection matrices), but for uniformity with the
-rest of the harness rows above ``row_norm_bound`` (default 1) are refused unless ``clip=True``;
-pass ``row_norm_bound=float("inf")`` to accept any finite data.  The exact case scores an array's
-rows as given, unclipped (the scores do not depend on norms); a :class:`PreparedData` built with
-``clip=True`` holds rows already rescaled in floating point, which can move a row off its exact
-subspace (a utility loss, not a privacy one), so pass the raw array to ``subspace_exact``.
-
-``⊥`` / NULL outputs are returned, not raised: ``components=None``, ``release["status"] = "bottom"``,
-``release["bottom"] = True`` and ``release["reason"]`` saying which case occurred (every reason is
-decided on public quantities or on the mechanism's noisy values); the guarantee is still stated
-(⊥ is one of the private outcomes).  Each function's docstring lists which of its output fields
-are release and which diagnostics (exact data statistics: not private).
-
-:func:`subspace_exact` — the exact case (section 4) with the paper's scores and a propose-test-release
-test on the top candidate's score gap (truncated Laplace, Lemma A.14), decided in exact rational
-arithmetic (:mod:`mechanisms.rational_subspaces`) and releasing the subspace's canonical frame; proof
-and departures from the paper in ``docs/subspace_exact_privacy.md``.
-:func:`_subspace_exact_paper_unfixed` — Algorithm 1 (DPESSE) as written: GAP-MAX (Lemma A.16) over the
-data-dependent candidate set plus NULL.  NOT differentially private; audit variant only.
-:func:`subspace_approx` — Algorithm 2 (DPASE): subsample-and-aggregate with reference points and a
-stable (ε, δ)-DP histogram on randomly offset cells.
+The paper's Algorithm 1 as written is not differentially private: it is kept, with the other
+known-broken versions of this estimator, in :mod:`mechanisms.subspace._known_broken`, for audits only.
 """
 
 from __future__ import annotations
@@ -38,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._base import (
+from .._base import (
     ROW_NORM_TOLERANCE,
     MechanismOutput,
     PreparedData,
@@ -49,8 +31,7 @@ from ._base import (
     check_epsilon,
     check_k,
 )
-from .linalg import top_k_eigenvectors
-from .rational_subspaces import (
+from ..rational_subspaces import (
     FlatSearch,
     Key,
     candidate_flats,
@@ -58,64 +39,7 @@ from .rational_subspaces import (
     primitive_rows,
     subspace_key,
 )
-
-NEIGHBOURING = "replace-one-row"
-
-
-# ---------------------------------------------------------------------------------------------
-# Truncated Laplace (Lemma A.14)
-# ---------------------------------------------------------------------------------------------
-
-
-def truncated_laplace_params(
-    sensitivity: float, epsilon: float, delta: float
-) -> tuple[float, float]:
-    """(λ, A) of TLap(Δ, ε, δ), Lemma A.14 ([GDGK20]): λ = Δ/ε, A = (Δ/ε) log(1 + (e^ε - 1)/(2δ))."""
-    lam = sensitivity / epsilon
-    A = lam * math.log1p(math.expm1(epsilon) / (2.0 * delta))
-    return lam, A
-
-
-def truncated_laplace(
-    sensitivity: float,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    size: int | tuple[int, ...] | None = None,
-) -> np.ndarray:
-    """Draws from density ∝ exp(-|x|/λ) on [-A, A] (Lemma A.14), by inverting the CDF of |x|."""
-    lam, A = truncated_laplace_params(sensitivity, epsilon, delta)
-    u = rng.random(size)
-    mag = -lam * np.log1p(-u * (1.0 - math.exp(-A / lam)))
-    sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
-    return sign * mag
-
-
-def truncated_laplace_variance(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Exact variance of TLap(Δ, ε, δ): E x² = 2λ² - A e^{-A/λ}(A + 2λ) / (1 - e^{-A/λ})."""
-    lam, A = truncated_laplace_params(sensitivity, epsilon, delta)
-    e = math.exp(-A / lam)
-    return (2 * lam**2 - e * (A**2 + 2 * A * lam + 2 * lam**2)) / (1 - e)
-
-
-def truncated_laplace_survival(t: float, sensitivity: float, epsilon: float, delta: float) -> float:
-    """P[Z > t] for Z ~ TLap(Δ, ε, δ) (Lemma A.14), in closed form.
-
-    For 0 <= t < A: ∫_t^A B e^{-y/λ} dy = (e^{-t/λ} − e^{-A/λ}) / (2 (1 − e^{-A/λ})); 0 for t >= A;
-    1 − P[Z > −t] for t < 0 (the density is symmetric).
-    """
-    lam, A = truncated_laplace_params(sensitivity, epsilon, delta)
-    if t >= A:
-        return 0.0
-    if t < 0:
-        return 1.0 - truncated_laplace_survival(-t, sensitivity, epsilon, delta)
-    e_A = math.exp(-A / lam)
-    return (math.exp(-t / lam) - e_A) / (2.0 * (1.0 - e_A))
-
-
-# ---------------------------------------------------------------------------------------------
-# Exact case (Algorithm 1): scores, the fixed mechanism, and the paper's (broken) GAP-MAX
-# ---------------------------------------------------------------------------------------------
+from .common import NEIGHBOURING
 
 #: Sensitivity of the gap top score − runner-up score under replace-one-row (each score moves by <= 1).
 GAP_SENSITIVITY = 2.0
@@ -143,26 +67,6 @@ def exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
     """
     _, A = _noise_params(epsilon, delta)
     return 3 * ell + 2.0 * A + 2.0
-
-
-def exact_null_score(ell: int, epsilon: float, delta: float) -> float:
-    """u(X, NULL) = ℓ + max(4 log(1/δ)/ε, 2A) + 1, for the paper's (unfixed) Algorithm 1 only.
-
-    The paper sets ℓ + 4 log(1/δ)/ε + 1, relying on the noise bound A <= 2 log(1/δ)/ε, which holds
-    only for ε <= ln(3 - 2δ) ≈ 1.1 (A = (2/ε) log(1 + (e^ε - 1)/(2δ)) exactly); max(·, 2A) equals the
-    paper's value when ε is small.  Not used by the fixed :func:`subspace_exact`.
-    """
-    _, A = truncated_laplace_params(2.0, epsilon, delta)
-    return ell + max(4.0 * math.log(1.0 / delta) / epsilon, 2.0 * A) + 1.0
-
-
-def paper_exact_min_samples(ell: int, epsilon: float, delta: float) -> float:
-    """Lemma 4.4 for the paper's Algorithm 1 with our NULL score: n >= 3ℓ + 2·max(4 log(1/δ)/ε, 2A) + 2.
-
-    Applies to :func:`_subspace_exact_paper_unfixed` (which is not private), kept for comparison.
-    """
-    _, A = truncated_laplace_params(2.0, epsilon, delta)
-    return 3 * ell + 2.0 * max(4.0 * math.log(1.0 / delta) / epsilon, 2.0 * A) + 2.0
 
 
 def _exact_inputs(
@@ -722,298 +626,4 @@ def _exact_output(
         guarantee=guarantee,
         release=dict(release, bottom=components is None),
         diagnostics=dict(diagnostics),
-    )
-
-
-def _subspace_exact_paper_unfixed(
-    X: Any,
-    k: int,
-    *,
-    rng: np.random.Generator,
-    epsilon: float,
-    delta: float = 1e-6,
-    ell: int | None = None,
-    max_candidates: int = 20000,
-    max_work: float = DEFAULT_MAX_WORK,
-    precision_bits: int | None = None,
-    too_many: str = "raise",
-    row_norm_bound: float = 1.0,
-    clip: bool = False,
-) -> MechanismOutput:
-    """KNOWN BROKEN — NOT differentially private.  Singhal–Steinke Algorithm 1 (DPESSE) as written, for
-    audits only (not registered in :data:`mechanisms.MECHANISMS` nor in conf/).
-
-    GAP-MAX over the data-dependent candidate set plus NULL: with s₂ the runner-up score (NULL
-    included, score :func:`exact_null_score`), output ``argmax_s max{0, u(s) − u(s₂) − 1} + ξ(s)``,
-    ξ ~ TLap(2, ε, δ) i.i.d. over the candidates of X only.  When the two highest scores are within 1,
-    every gap is 0 and the output is the argmax of pure noise over candidates that may exist in only
-    one of two neighbouring datasets.  Counterexample (tests/test_subspace_exact_privacy.py): ε = 1,
-    δ = 1e-6, d = 3, k = 1, 57 rows e₁ plus one row e₂ vs the same with e₃: span(e₂) is output with
-    probability ≈ 1/3 under the first and 0 under the second.  The guarantee records the paper's
-    claimed (ε, δ) with ``exact=False`` and a note saying it is false.  Same keyword arguments as
-    :func:`subspace_exact`, except that ``ell`` defaults to max(1, k − 1) and must be >= 1.
-    """
-    X, n_clipped, k, eps, dl, ell = _exact_inputs(
-        X,
-        k,
-        epsilon,
-        delta,
-        ell,
-        too_many,
-        row_norm_bound,
-        clip,
-        min_ell=1,
-        max_candidates=max_candidates,
-        precision_bits=precision_bits,
-        max_work=max_work,
-    )
-    n, d = X.shape
-    n_subsets = math.comb(n, k)
-    bits = exact_entry_bits(row_norm_bound, clip, precision_bits)
-    work_bound = exact_work_bound(n, d, k, bits)
-    guarantee = PrivacyGuarantee(
-        eps,
-        dl,
-        NEIGHBOURING,
-        exact=False,
-        note="KNOWN NOT DP: Singhal-Steinke Algorithm 1 as written (GAP-MAX with NULL over a "
-        "data-dependent candidate set); the (eps, delta) recorded is the paper's false claim; "
-        "audit variant only",
-        status="known false",
-    )
-    lam, A = truncated_laplace_params(2.0, eps, dl)
-    null_score = exact_null_score(ell, eps, dl)
-    diagnostics: dict[str, Any] = {
-        "n_subsets": n_subsets,
-        "max_candidates": max_candidates,
-        "work_bound": work_bound,
-        "max_work": float(max_work),
-        "entry_bits": bits,
-        "precision_bits": precision_bits,
-        "ell": ell,
-        "n_clipped": n_clipped,
-        "noise": "truncated-laplace(2, eps, delta)",
-        "noise_scale": lam,
-        "noise_bound": A,
-        "null_score": null_score,
-        "min_samples_lemma_4_4": paper_exact_min_samples(ell, eps, dl),
-    }
-    if n_subsets > max_candidates:
-        return _too_many_candidates(
-            "subspace_exact (paper)", k, max_candidates, too_many, guarantee, diagnostics
-        )
-    if work_bound > max_work:
-        return _too_much_work(
-            "subspace_exact (paper)", k, bits, max_work, too_many, guarantee, diagnostics
-        )
-    keys, cand_scores, _, n_zero = _exact_candidates(X, k, precision_bits)
-    scores = np.concatenate([[null_score], cand_scores])  # index 0 = NULL
-    order = np.argsort(-scores, kind="stable")
-    s2 = float(scores[order[1]]) if scores.size > 1 else -np.inf
-    gaps = np.maximum(0.0, scores - s2 - 1.0)
-    xi = truncated_laplace(2.0, eps, dl, rng, size=scores.size)
-    winner = int(np.argmax(gaps + xi))
-    diagnostics.update(
-        n_candidates=len(keys),
-        n_zero_rows=n_zero,
-        top_score=float(scores[order[0]]),
-        second_score=s2,
-        winner_score=float(scores[winner]),
-    )
-    if winner == 0:
-        return _exact_output(None, guarantee, {"status": "bottom", "reason": "NULL"}, diagnostics)
-    return _exact_output(
-        canonical_frame(keys[winner - 1]), guarantee, {"status": "ok"}, diagnostics
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Approximate case (Algorithm 2)
-# ---------------------------------------------------------------------------------------------
-
-
-def _bottom(
-    guarantee: PrivacyGuarantee, reason: str, release: dict[str, Any], diagnostics: dict[str, Any]
-) -> MechanismOutput:
-    """⊥: ``components=None``; status, bottom flag and reason go into the release."""
-    release = dict(release, status="bottom", bottom=True, reason=reason)
-    return MechanismOutput(
-        components=None,
-        guarantee=guarantee,
-        release=release,  # type: ignore[arg-type]
-        diagnostics=dict(diagnostics),
-    )
-
-
-#: Defaults chosen by the experiment described in docs/mechanisms_other.md (section "subspace_approx").
-DEFAULT_C0 = 8.0
-DEFAULT_C1 = 2.0
-DEFAULT_C2 = 6.0
-
-
-def approx_parameters(
-    n: int,
-    d: int,
-    k: int,
-    epsilon: float,
-    delta: float,
-    gamma: float,
-    C0: float = DEFAULT_C0,
-    C1: float = DEFAULT_C1,
-    C2: float = DEFAULT_C2,
-) -> dict[str, float]:
-    """Algorithm 2's parameters: t = ⌈C₀ ln(1/δ)/ε⌉, m = ⌊n/t⌋, q = ⌈C₁ k⌉,
-    ℓ = C₂ γ sqrt(dk) (sqrt k + sqrt(ln(kt))) / sqrt(m), and the histogram's Laplace scale 2/ε and
-    release threshold τ (see :func:`stable_histogram_threshold`)."""
-    t = int(math.ceil(C0 * math.log(1.0 / delta) / epsilon))
-    m = n // t
-    q = int(math.ceil(C1 * k))
-    width = (
-        C2 * gamma * math.sqrt(d * k) * (math.sqrt(k) + math.sqrt(math.log(k * t))) / math.sqrt(m)
-        if m > 0
-        else float("inf")
-    )
-    return {
-        "t": t,
-        "m": m,
-        "q": q,
-        "cell_width": width,
-        "laplace_scale": 2.0 / epsilon,
-        "threshold": stable_histogram_threshold(epsilon, delta),
-    }
-
-
-def stable_histogram_threshold(epsilon: float, delta: float) -> float:
-    """τ = 1 + (2/ε) ln(1/(2δ)): a cell absent from one neighbour has count <= 1 in the other and is
-    released (noisy count > τ, Laplace scale 2/ε) with probability ½ e^{−(τ−1)ε/2} = δ."""
-    return 1.0 + (2.0 / epsilon) * math.log(1.0 / (2.0 * delta))
-
-
-def subspace_approx(
-    X: Any,
-    k: int,
-    *,
-    rng: np.random.Generator,
-    epsilon: float,
-    delta: float = 1e-6,
-    gamma: float = 0.01,
-    C0: float = DEFAULT_C0,
-    C1: float = DEFAULT_C1,
-    C2: float = DEFAULT_C2,
-    row_norm_bound: float = 1.0,
-    clip: bool = False,
-) -> MechanismOutput:
-    """Algorithm 2 (DPASE) of Singhal–Steinke (Theorem 1.2): (ε, δ)-DP, replace-one-row.
-
-    ``gamma``: public upper bound on sqrt(λ_{k+1}/λ_k) (Problem 5.1, Remark 5.2: "we assume
-    knowledge of k and (an upper bound on) γ"); it only sets the cell width.
-    Steps: split the rows into t blocks of m (rows beyond t·m are unused); Π_j = top-k eigenspace of
-    block j's XᵀX; project q public reference points p_i ~ N(0, I_d) (Algorithm 2 samples N(0, I);
-    the prose's N(0, Σ) is not implementable without data) onto each Π_j; concatenate to t points in
-    R^{qd}; offset grid of side ℓ, random offset λℓ, λ ~ U[0,1) shared by all coordinates (as written).
-    Private aggregation (the "(ε, δ)-DP histogram" of Lemma A.15, instantiated as the stability-based
-    histogram [BNS16; Vad17]): Laplace(2/ε) noise on the count of every non-empty cell (L1 sensitivity
-    2: one changed point moves one block's point from one cell to another), release cells whose noisy
-    count exceeds τ (:func:`stable_histogram_threshold`), pick the released cell with the largest noisy
-    count and require that noisy count >= t/2 (the paper's "contains at least t/2 points", decided on
-    the noisy count so that the decision is private); otherwise ⊥.  Then a uniform point of the cell,
-    and Π̂ = top-k eigenspace of Σ_i p̂_i p̂_iᵀ.  If m < k (too few rows per block), ⊥ with reason
-    "too few samples" (n is public under replacement, so this reveals nothing).
-
-    Release: ``status``/``bottom``/``reason``; the parameters ``t``, ``m``, ``q``, ``cell_width``,
-    ``laplace_scale``, ``threshold``, ``C0``, ``C1``, ``C2``, ``gamma`` (functions of n, d, k, ε, δ, γ);
-    ``offset`` (the grid offset λ, data-independent randomness).
-    Diagnostics (not private): ``max_true_count`` (the true maximum cell count),
-    ``n_nonempty_cells`` (the exact number of non-empty cells), ``n_clipped``, and
-    ``best_noisy_count`` (the largest noisy count among the released cells: a Laplace-noised float
-    whose low-order bits the proof does not cover, so it is not released).
-
-    Parameters
-    ----------
-    X : array-like of shape (n, d) or PreparedData
-        Data, one point per row; rows above ``row_norm_bound`` are refused unless ``clip``.
-    k : int
-        Dimension of the subspace, 1 <= k < d.
-    rng : numpy.random.Generator
-        Source of the reference points, the grid offset, the histogram noise and the final point.
-    epsilon : float
-        Privacy parameter ε > 0.
-    delta : float, default 1e-6
-        Privacy parameter δ in (0, 1).
-    gamma : float, default 0.01
-        Public upper bound on sqrt(λ_{k+1}/λ_k); sets the cell width only.
-    C0, C1, C2 : float
-        The constants of the block count, number of reference points and cell width (defaults
-        ``DEFAULT_C0``, ``DEFAULT_C1``, ``DEFAULT_C2``).
-    row_norm_bound : float, default 1.0
-        Largest accepted row norm (``float("inf")`` accepts any finite data).
-    clip : bool, default False
-        Scale rows above ``row_norm_bound`` back instead of refusing them.
-
-    Returns
-    -------
-    MechanismOutput
-        ``components`` (d x k, orthonormal) or None for ⊥; the guarantee ((ε, δ)-DP,
-        replace-one-row); the release and diagnostics fields listed above.
-
-    References
-    ----------
-    V. Singhal and T. Steinke, "Privately learning subspaces", NeurIPS 2021, section 5
-    (Problem 5.1, Algorithm 2, Theorem 1.2) and Lemma A.15 (stable histogram).
-    """
-    X, n_clipped = check_data(X, row_norm_bound=row_norm_bound, clip=clip)
-    n, d = X.shape
-    k = check_k(k, d)
-    eps = check_epsilon(epsilon)
-    dl = check_delta(delta)
-    if not (gamma > 0 and math.isfinite(gamma)):
-        raise PrivacyInputError(f"gamma must be a finite number > 0, got {gamma!r}")
-    for name, c in (("C0", C0), ("C1", C1), ("C2", C2)):
-        if not (c > 0 and math.isfinite(c)):
-            raise PrivacyInputError(f"{name} must be a finite number > 0, got {c!r}")
-    prm = approx_parameters(n, d, k, eps, dl, gamma, C0, C1, C2)
-    t, m, q, width = int(prm["t"]), int(prm["m"]), int(prm["q"]), prm["cell_width"]
-    guarantee = PrivacyGuarantee(
-        eps,
-        dl,
-        NEIGHBOURING,
-        exact=True,
-        note="Singhal-Steinke Algorithm 2 (subsample-and-aggregate, stable histogram)",
-    )
-    release: dict[str, Any] = dict(prm, C0=C0, C1=C1, C2=C2, gamma=gamma)
-    diagnostics: dict[str, Any] = {"n_clipped": n_clipped}
-    if m < k:
-        return _bottom(
-            guarantee,
-            f"too few samples: n={n} gives m=floor(n/t)={m} < k={k} rows per block",
-            release,
-            diagnostics,
-        )
-
-    P = rng.standard_normal((q, d))  # public reference points p_1..p_q
-    pts = np.empty((t, q * d))
-    for j in range(t):
-        B = X[j * m : (j + 1) * m]
-        Vj = top_k_eigenvectors(B.T @ B, k)
-        pts[j] = ((P @ Vj) @ Vj.T).reshape(-1)  # (Π_j p_1, ..., Π_j p_q)
-    lam = rng.random()
-    cells = np.floor((pts - lam * width) / width).astype(np.int64)
-    uniq, counts = np.unique(cells, axis=0, return_counts=True)
-    noisy = counts + rng.laplace(0.0, 2.0 / eps, size=counts.shape)
-    tau = prm["threshold"]
-    released = noisy > tau
-    release["offset"] = lam
-    diagnostics.update(n_nonempty_cells=int(len(counts)), max_true_count=int(counts.max()))
-    if not np.any(released):
-        return _bottom(guarantee, "no cell released by the stable histogram", release, diagnostics)
-    best = int(np.argmax(np.where(released, noisy, -np.inf)))
-    diagnostics["best_noisy_count"] = float(noisy[best])
-    if noisy[best] < t / 2:
-        return _bottom(guarantee, "no cell with t/2 points", release, diagnostics)
-    corner = lam * width + uniq[best] * width
-    phat = (corner + rng.random(q * d) * width).reshape(q, d)
-    V = top_k_eigenvectors(phat.T @ phat, k)
-    release.update(status="ok", bottom=False)
-    return MechanismOutput(
-        components=V, guarantee=guarantee, release=release, diagnostics=diagnostics
     )
