@@ -1,9 +1,9 @@
 """Hydra entry point: ``python run.py [experiment=...] [mechanism=...] [dataset=...] [key=value ...]``.
 
 All logic lives in :mod:`experiments`; this file only hands the composed config over.
-Wrongly typed values (schema: :class:`experiments.cli.RunConfig`), unknown top-level keys or group
+Wrongly typed values (schema: :class:`experiments.app.cli.RunConfig`), unknown top-level keys or group
 options, and other user errors print one line and exit with status 2; Ctrl-C prints one line
-and exits with status 130 (:mod:`experiments.cli`).
+and exits with status 130 (:mod:`experiments.app.cli`).
 """
 
 import sys
@@ -11,7 +11,7 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from experiments.cli import register_schema, report_user_errors, run_command_line
+from experiments.app.cli import register_schema, report_user_errors, run_command_line
 
 register_schema()
 
@@ -19,7 +19,7 @@ register_schema()
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 @report_user_errors
 def main(cfg: DictConfig):
-    from experiments.runners import run_experiment
+    from experiments.app.dispatch import run_experiment
 
     return run_experiment(cfg)
 

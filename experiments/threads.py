@@ -3,7 +3,7 @@
 Multi-threaded BLAS splits sums differently for different thread counts, so the same seed gives
 other low-order bits (and, through a Markov chain, other releases) with 1 thread than with 2.  A
 joblib or submitit worker, ``scripts/reproduce.sh`` and a plain shell start with different thread
-counts; to make every record re-run bit for bit from any of them, :func:`experiments.runners.run_experiment`
+counts; to make every record re-run bit for bit from any of them, :func:`experiments.app.dispatch.run_experiment`
 runs each experiment inside :func:`pinned_blas` and each record states the count under
 ``provenance`` (:func:`blas_provenance`).  The run key does not include it: resuming a store is
 unaffected.

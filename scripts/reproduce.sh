@@ -41,7 +41,7 @@ sweep() { echo "+ run.py -m $*" >&2; "$PY" run.py -m hydra/launcher=local_parall
 have() {  # is the raw data of dataset $1 loadable?
   "$PY" - "$1" <<'PYEOF' 2>/dev/null
 import sys
-from experiments.datasets import load_dataset
+from experiments.data.uci import load_dataset
 load_dataset(sys.argv[1], download=False)
 PYEOF
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Write (or extend) the compact summary of a results store: <results>/summary/records.csv and
-gibbs_traces.csv (see experiments/summary.py).  Rows are merged by record id, so running it again
+gibbs_traces.csv (see experiments/store/summary.py).  Rows are merged by record id, so running it again
 after more records were written adds them without duplicates.
 
     python scripts/summarize_results.py --results STORE --scale paper
@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from experiments.figures.cli import check_store_arguments, is_curated
-from experiments.summary import SummaryError, update_summary
+from experiments.store.summary import SummaryError, update_summary
 
 
 def main(argv=None):

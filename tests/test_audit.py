@@ -22,7 +22,7 @@ from experiments.audit import (
     miscalibrated,
     run_audit,
 )
-from experiments.results import ResultStore
+from experiments.store.store import ResultStore
 from mechanisms import get_mechanism
 from mechanisms._base import PrivacyInputError
 from tests.hydra_helpers import compose_cfg

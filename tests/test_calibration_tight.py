@@ -452,7 +452,7 @@ def test_unknown_calibration_is_refused_by_every_mechanism():
 
 
 def test_run_key_carries_calibration_only_when_not_paper():
-    from experiments.records import run_key
+    from experiments.store.records import run_key
     from tests.hydra_helpers import compose_cfg
 
     for mech in ("mod_sulq", "analyze_gauss", "streaming_power", "online_pca", "private_sketch"):

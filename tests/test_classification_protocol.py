@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from experiments.classifiers import linear_svm_search, majority_label_accuracy
-from experiments.jmlr import run_classification
-from experiments.results import ResultStore
+from experiments.runs.classification import run_classification
+from experiments.runs.classifiers import linear_svm_search, majority_label_accuracy
+from experiments.store.store import ResultStore
 from mechanisms.linalg import random_orthonormal
 from mechanisms.random_projection import random_projection_matrix, random_subspace
 from tests.hydra_helpers import compose_cfg
@@ -313,9 +313,10 @@ def test_ppca_projections_of_a_permutation_run_as_chains_and_resume(tmp_path):
     recomputed alone, identically."""
     import warnings
 
-    from experiments.loading import load_configured
-    from experiments.records import components_digest, mechanism_rng, subset_rng
-    from experiments.results import record_id
+    from experiments.data.configured import load_configured
+    from experiments.runs.streams import mechanism_rng, subset_rng
+    from experiments.store.records import components_digest
+    from experiments.store.store import record_id
     from mechanisms.ppca import ppca
 
     data = _kddcup_like_dir(tmp_path)

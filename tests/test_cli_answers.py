@@ -117,7 +117,7 @@ def test_two_run_modes_get_one_line(tmp_path, args):
 
 def test_a_mechanism_option_is_checked_against_the_mechanism_the_experiment_selects():
     """online_regret selects online_pca (``override /mechanism``): its options pass, PPCA's do not."""
-    from experiments.cli import check_override_values
+    from experiments.app.cli import check_override_values
     from experiments.errors import UserError
 
     check_override_values(["experiment=online_regret", "mechanism.fn.tree=false"])

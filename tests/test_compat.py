@@ -1,10 +1,10 @@
-"""The reading rules for records written by earlier versions of the harness (experiments.compat)."""
+"""The reading rules for records written by earlier versions of the harness (experiments.store.compat)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from experiments.compat import (
+from experiments.store.compat import (
     LEGACY_PROTOCOL,
     fill_legacy_protocol,
     fill_unkeyed_defaults,

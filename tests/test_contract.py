@@ -1,4 +1,4 @@
-"""The mechanism contract (experiments/contract.py): the harness's mechanisms keep it, broken ones are caught."""
+"""The mechanism contract (experiments/audit/contract.py): the harness's mechanisms keep it, broken ones are caught."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.contract import check_mechanism
+from experiments.audit.contract import check_mechanism
 from mechanisms import MechanismOutput, PrivacyGuarantee
 from mechanisms._base import check_data, check_delta, check_epsilon, check_k, second_moment
 from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
@@ -173,7 +173,7 @@ def test_audit_skipped_with_reason_when_the_package_is_missing(monkeypatch):
 
 
 def test_module_function_string_and_cli(capsys):
-    from experiments.contract import main
+    from experiments.audit.contract import main
 
     assert (
         main(["mechanisms.mod_sulq:mod_sulq", "--epsilon", "0.5", "--delta", "1e-5", "--no-audit"])
@@ -186,7 +186,7 @@ def test_module_function_string_and_cli(capsys):
     "name", ["no_such_module_xyz:fn", "mechanisms:no_such_fn", "not_registered"]
 )
 def test_contract_command_refuses_a_mechanism_it_cannot_find_in_one_line(name, capsys):
-    from experiments.contract import main
+    from experiments.audit.contract import main
 
     assert main([name, "--no-audit"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -69,7 +69,7 @@ def test_committed_figures_and_tables_are_drawn_from_the_committed_summary(scale
 def test_every_drawn_figure_names_its_scale(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from experiments.summary import load_summary
+    from experiments.store.summary import load_summary
 
     texts = []
     real = make_figures.save

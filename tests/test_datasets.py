@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import datasets as D
-from experiments.datasets import (
+from experiments.data import uci as D
+from experiments.data.uci import (
     DATASETS,
     DataCorruptError,
     Dataset,

@@ -2,7 +2,7 @@
 
 Every number the table near the top of REPRODUCTION.md ("Results at a glance (paper scale)") takes
 from ``results/paper_scale/summary`` is recomputed here as the project's table code computes it:
-:func:`experiments.summary.load_summary`, then :mod:`experiments.figures.tables` (``table1``,
+:func:`experiments.store.summary.load_summary`, then :mod:`experiments.figures.tables` (``table1``,
 ``utility_vs_n_table``, ``utility_vs_epsilon_table``, ``sampler_convergence_table``, ``table2``,
 ``footnote1``: the numbers behind the figures, which the figures draw as the same group means), rounded as the
 table quotes it.  The check is by text: each expected fragment (e.g. ``"PPCA 0.519 of 0.748 at
@@ -76,7 +76,7 @@ def glance_rows(text: str) -> dict[str, dict[str, str]]:
 def _summary_tables(out: Path) -> dict[str, pd.DataFrame]:
     """The tables :mod:`experiments.figures.tables` draws from the committed summary, read back."""
     from experiments.figures import tables
-    from experiments.summary import load_summary
+    from experiments.store.summary import load_summary
 
     df = load_summary(SUMMARY)
     drawn = {}

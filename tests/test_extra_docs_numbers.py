@@ -3,7 +3,7 @@
 Every n*, slope and regret number that the document's "Measured at scale=quick" passages take from
 ``results/quick/summary`` is recomputed here by the code that draws the figures
 (:func:`experiments.figures.extras.scaling_curves` and
-:func:`~experiments.figures.extras.regret_means`, on :func:`experiments.summary.load_summary`) and
+:func:`~experiments.figures.extras.regret_means`, on :func:`experiments.store.summary.load_summary`) and
 compared with the text as the document rounds it.  The dimension-scaling table is checked cell by
 cell (each n* column, the slope column, the relation), and every number in those cells must be one
 the summary gives or one marked ¹ (a run outside the summary, named in the footnote); the prose
@@ -34,7 +34,7 @@ MARKERS = "¹²³⁴"
 
 @pytest.fixture(scope="module")
 def summary():
-    from experiments.summary import load_summary
+    from experiments.store.summary import load_summary
 
     return load_summary(SUMMARY)
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.extra import (
+from experiments.runs.extra import (
     doubling_grid,
     fit_slope,
     run_dimension_scaling,
     run_online_regret,
     thin_positions,
 )
-from experiments.results import ResultStore
+from experiments.store.store import ResultStore
 from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent
@@ -201,7 +201,7 @@ def test_figures_from_a_small_store(tmp_path):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000
     # the compact summary alone draws the same figures, byte for byte (the curated quick figures
     # are drawn from it)
-    from experiments.summary import update_summary
+    from experiments.store.summary import update_summary
 
     update_summary(root, tmp_path / "summary")
     again = subprocess.run(
@@ -398,7 +398,7 @@ def test_dimension_scaling_memory_cap_markers_do_not_sit_on_each_other(tmp_path)
 def test_dimension_scaling_figure_from_the_committed_quick_summary(tmp_path):
     """The committed quick summary: no 'slope 0.00', Analyze Gauss's relation differs from the
     others' and is labelled, and no two memory-cap triangles share a position."""
-    from experiments.summary import load_summary
+    from experiments.store.summary import load_summary
 
     df = load_summary(REPO / "results/quick/summary")
     fig = _draw_scaling(df, tmp_path)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments import results as results_module
-from experiments.jmlr import run_utility_vs_n
-from experiments.results import ResultStore, _host_tag
+from experiments.runs.jmlr import run_utility_vs_n
+from experiments.store import store as results_module
+from experiments.store.store import ResultStore, _host_tag
 from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def test_a_full_disk_elsewhere_in_a_run_is_one_line_and_other_errors_keep_their_
     reason, exit status 1; an OSError that is no storage condition stays a traceback (a bug)."""
     import errno
 
-    from experiments.cli import STORAGE_ERROR_EXIT, report_user_errors
+    from experiments.app.cli import STORAGE_ERROR_EXIT, report_user_errors
 
     cfg = compose_cfg(["mechanism=mod_sulq", "dataset=gaussian10", "scale=smoke"])
 

@@ -363,7 +363,7 @@ def test_the_committed_figures_3_and_4_state_the_papers_epsilon_delta_and_label_
 ):
     """As the paper's caption: ε = 0.1 and δ = 0.01; the n axis labels the grid's first size,
     n = 1,000, and the full data set."""
-    from experiments.summary import load_summary
+    from experiments.store.summary import load_summary
 
     summary = {"quick": "results/quick/summary", "paper": "results/paper_scale/summary"}[scale]
     df = load_summary(REPO / summary)
@@ -386,8 +386,8 @@ def test_classification_figure_is_the_same_drawn_from_the_store_or_from_its_summ
     columns are told apart by their number of features either way, with the same legend, markers
     and bytes."""
     from experiments.figures import cli
-    from experiments.results import ResultStore
-    from experiments.summary import update_summary
+    from experiments.store.store import ResultStore
+    from experiments.store.summary import update_summary
 
     store = ResultStore(tmp_path / "store")
     for dropped, d_classified, acc in (([], 512, 0.974), (["income="], 510, 0.938)):

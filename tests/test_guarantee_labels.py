@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.jmlr import run_utility_vs_n
-from experiments.results import ResultStore
+from experiments.runs.jmlr import run_utility_vs_n
+from experiments.store.store import ResultStore
 from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parent.parent

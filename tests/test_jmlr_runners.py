@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize_scalar
 
-from experiments.jmlr import n_grid, run_sulq_bound, run_utility_vs_epsilon, run_utility_vs_n
-from experiments.results import ResultStore
+from experiments.runs.jmlr import run_sulq_bound, run_utility_vs_epsilon, run_utility_vs_n
+from experiments.runs.sweep import n_grid
+from experiments.store.store import ResultStore
 from mechanisms.bounds import mod_sulq_correlation_upper_bound, mod_sulq_phi_range
 from mechanisms.calibration import mod_sulq_noise_scale
 from tests.hydra_helpers import compose_cfg
@@ -348,7 +349,7 @@ def _kddcup_like_dir(tmp_path: Path) -> Path:
 
 
 def test_classification_runner_and_its_key(tmp_path):
-    from experiments.jmlr import run_classification
+    from experiments.runs.classification import run_classification
 
     data = _kddcup_like_dir(tmp_path)
     base = [
@@ -378,7 +379,7 @@ def test_classification_runner_and_its_key(tmp_path):
 
 
 def test_gibbs_convergence_runner(tmp_path):
-    from experiments.jmlr import run_gibbs_convergence
+    from experiments.runs.jmlr import run_gibbs_convergence
 
     cfg = compose_cfg(
         [
@@ -405,7 +406,7 @@ def test_gibbs_convergence_runner(tmp_path):
 def test_gibbs_convergence_at_one_sweep_per_iteration(tmp_path):
     """The fast chain of the grouped releases (1 Givens sweep per iteration): its own record, beside
     the default chain's (2 sweeps), whose run key stays as it was; other samplers refuse the option."""
-    from experiments.jmlr import run_gibbs_convergence
+    from experiments.runs.jmlr import run_gibbs_convergence
 
     base = [
         "experiment=gibbs_convergence",
@@ -472,7 +473,7 @@ def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
     assert set(par["run_key.mechanism_params.n_chains"]) == {1}
     # each record is the single-chain release of its own stream
     row = par.iloc[4]
-    from experiments.loading import load_configured, subsample
+    from experiments.data.configured import load_configured, subsample
 
     cfg = _ppca_group_cfg(tmp_path / "par")
     ds = load_configured(cfg.dataset, cfg.data_dir)
@@ -489,7 +490,7 @@ def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
             n_chains=1,
             progress=False,
         )
-    from experiments.records import components_digest
+    from experiments.store.records import components_digest
 
     assert components_digest(single.components) == row.components_sha256
     # resume: nothing to do; a deleted record is recomputed bit for bit from its own stream
@@ -499,7 +500,7 @@ def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
             run_utility_vs_n(_ppca_group_cfg(tmp_path / "par", "workers=2"))["records_written"] == 0
         )
         store = ResultStore(tmp_path / "par")
-        from experiments.results import record_id
+        from experiments.store.store import record_id
 
         rid = next(
             record_id(r["run_key"])
@@ -517,22 +518,23 @@ def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
 
 def _printed_summaries(monkeypatch):
     """The summary tables the runners print, captured as DataFrames."""
-    import experiments.jmlr as jmlr
+    from experiments.runs import classification, jmlr, sweep
 
-    tables, finish = [], jmlr._finish
+    tables, finish = [], sweep.finish_experiment
 
     def capture(cfg, name, written, summary):
         tables.append(summary)
         return finish(cfg, name, written, summary)
 
-    monkeypatch.setattr(jmlr, "_finish", capture)
+    for runners in (jmlr, classification):
+        monkeypatch.setattr(runners, "finish_experiment", capture)
     return tables
 
 
 def test_printed_summary_covers_exactly_this_runs_records(tmp_path, monkeypatch):
     """A runner's printed mean and count are over the records its own keys name, never pooled with
     other runs of the same store (another ε, calibration, data set or protocol option)."""
-    from experiments.jmlr import run_classification
+    from experiments.runs.classification import run_classification
 
     tables = _printed_summaries(monkeypatch)
     base = ["mechanism=mod_sulq", "scale=smoke", f"results_dir={tmp_path}", "quiet=true"]

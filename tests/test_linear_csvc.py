@@ -7,9 +7,9 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 
-from experiments.classifiers import LinearCSVC, LinearCSVCSearch, distinct_rows, fit_classifier
-from experiments.jmlr import run_classification
-from experiments.results import ResultStore
+from experiments.runs.classification import run_classification
+from experiments.runs.classifiers import LinearCSVC, LinearCSVCSearch, distinct_rows, fit_classifier
+from experiments.store.store import ResultStore
 from tests.hydra_helpers import compose_cfg
 from tests.test_classification_protocol import _base
 from tests.test_jmlr_runners import _kddcup_like_dir

@@ -55,7 +55,7 @@ def test_my_gauss_noise_is_enough_for_the_claim(my_gauss_module, epsilon, delta)
 
 
 def test_my_gauss_keeps_the_contract(my_gauss_module):
-    from experiments.contract import check_mechanism
+    from experiments.audit.contract import check_mechanism
 
     report = check_mechanism(
         my_gauss_module.my_gauss, epsilon=0.5, delta=1e-5, audit_trials=1000, audit_time_budget=10
@@ -88,7 +88,7 @@ def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
     summaries = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert [s["mechanism"] for s in summaries] == ["ppca", "my_gauss"]
 
-    from experiments.results import ResultStore
+    from experiments.store.store import ResultStore
 
     df = ResultStore(results).load(experiment="utility_vs_n", dataset="gaussian10")
     # smoke scale: n in {500, 5000}, 1 subset; restarts: ppca 1, others 2

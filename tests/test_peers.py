@@ -1,7 +1,7 @@
 """The peers run by the harness (experiments/peers/): protocol, wall-clock cap, certified ε, d = 2 check.
 
 Most tests drive the harness side with a stand-in worker (tests/fixtures/fake_peer_worker.py) that
-speaks the same file protocol as experiments/peer_worker.py but needs no peer library; the tests
+speaks the same file protocol as experiments/peers/worker.py but needs no peer library; the tests
 of the real peers skip, saying why, when neither this environment nor .venv-peers holds them.
 """
 
@@ -249,7 +249,7 @@ def test_cli_unavailable_peer_prints_one_line_without_traceback(tmp_path):
 
 
 def test_runner_records_timeouts_and_skips_further_restarts(fake_peer, tmp_path):
-    from experiments.results import ResultStore
+    from experiments.store.store import ResultStore
     from tests.hydra_helpers import compose_cfg
 
     fake_peer(sleep_after_plan=120, certify_factor=2.0)

@@ -175,7 +175,7 @@ def test_gibbs_convergence_traces_shapes():
 
 
 def test_progress_disabled_in_ci(monkeypatch):
-    from experiments.progress import progress_enabled
+    from experiments.runs.progress import progress_enabled
 
     monkeypatch.setenv("CI", "1")
     assert progress_enabled(None) is False

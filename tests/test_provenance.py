@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-import experiments.datasets as D
-import experiments.table1 as T
+import experiments.data.table1 as T
+import experiments.data.uci as D
 from experiments.audit import run_audit
-from experiments.extra import run_dimension_scaling
-from experiments.jmlr import run_sulq_bound
 from experiments.peers import runner as peers_runner
 from experiments.peers.checks import ACCOUNTING_CALLS
-from experiments.provenance import PROVENANCE_FIELDS, record_provenance
-from experiments.results import ResultStore
-from experiments.runners import run_single, run_table1
+from experiments.runs.extra import run_dimension_scaling
+from experiments.runs.jmlr import run_sulq_bound
+from experiments.runs.single import run_single, run_table1
+from experiments.store.provenance import PROVENANCE_FIELDS, record_provenance
+from experiments.store.store import ResultStore
 from tests.hydra_helpers import compose_cfg
 
 FIXTURES = Path(__file__).parent / "fixtures" / "uci"

@@ -3,7 +3,7 @@
 Neighbouring raw data sets (one row replaced) give matrices that differ in that row alone and have
 the same d, whereas the paper's preprocessing (from the data) can change every row; values outside
 the CoIL 2000 dictionary's declared codes are refused in one line.  The raw rows are drawn with
-fixed seeds within the declared codes (:data:`experiments.datasets.TIC_DICTIONARY`).
+fixed seeds within the declared codes (:data:`experiments.data.uci.TIC_DICTIONARY`).
 """
 
 from pathlib import Path
@@ -14,7 +14,9 @@ import pytest
 from hydra_helpers import compose_cfg
 from omegaconf import OmegaConf
 
-from experiments.datasets import (
+from experiments.app.dispatch import run_experiment
+from experiments.data.configured import load_configured
+from experiments.data.uci import (
     TIC_COLUMNS,
     TIC_PUBLIC_ROW_BOUND,
     DataCorruptError,
@@ -27,10 +29,9 @@ from experiments.datasets import (
     tic_declared_codes,
 )
 from experiments.errors import UserError
-from experiments.loading import load_configured
-from experiments.records import run_key
-from experiments.rerun_check import differences
-from experiments.runners import rerun, run_experiment
+from experiments.runs.rerun import rerun
+from experiments.runs.rerun_check import differences
+from experiments.store.records import run_key
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "uci"

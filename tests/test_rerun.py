@@ -18,10 +18,11 @@ import pytest
 from hydra_helpers import compose_cfg
 
 from experiments import threads
-from experiments.cli import report_user_errors
+from experiments.app.cli import report_user_errors
+from experiments.app.dispatch import run_experiment
 from experiments.errors import NotReproduced
-from experiments.rerun_check import differences, known_causes, not_reproduced_line
-from experiments.runners import rerun, run_experiment
+from experiments.runs.rerun import rerun
+from experiments.runs.rerun_check import differences, known_causes, not_reproduced_line
 
 REPO = Path(__file__).resolve().parent.parent
 THREAD_VARS = (

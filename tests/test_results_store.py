@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from experiments.results import ResultStore, record_id, to_json
+from experiments.store.store import ResultStore, record_id, to_json
 
 
 def _rec(i, **extra):
@@ -59,7 +59,7 @@ def test_stale_temporaries_of_dead_writers_are_removed_and_live_ones_kept(tmp_pa
     import subprocess
     import sys
 
-    from experiments.results import _host_tag
+    from experiments.store.store import _host_tag
 
     store = ResultStore(tmp_path)
     store.write(_rec(1))
@@ -159,8 +159,8 @@ def test_a_full_disk_raises_one_line_and_leaves_no_file(tmp_path, monkeypatch, w
     import errno
     import tempfile
 
-    from experiments import results as results_module
     from experiments.errors import StoreWriteError
+    from experiments.store import store as results_module
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -113,7 +113,7 @@ def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
     assert again["reproduced"] is True and again["q_F"] == rec["q_F"]
     # a sweep record (utility vs n) can be re-run too
     run(["experiment=utility_vs_n", "mechanism=random", "scale=smoke", "quiet=true"], tmp_path)
-    from experiments.results import ResultStore
+    from experiments.store.store import ResultStore
 
     df = ResultStore(tmp_path).load(experiment="utility_vs_n")
     rid = df.sort_values("n").record_id.iloc[0]
@@ -159,7 +159,7 @@ def test_wrong_type_still_fails_when_hydra_composes(tmp_path):
     """The schema itself refuses it too (a composition that skips run.py's own check)."""
     from hydra.errors import ConfigCompositionException
 
-    from experiments.cli import register_schema
+    from experiments.app.cli import register_schema
     from tests.hydra_helpers import compose_cfg
 
     register_schema()

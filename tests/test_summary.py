@@ -1,4 +1,4 @@
-"""Compact summary (experiments/summary.py): figures redrawn from it alone, merge without duplicates."""
+"""Compact summary (experiments/store/summary.py): figures redrawn from it alone, merge without duplicates."""
 
 import os
 import warnings
@@ -8,9 +8,9 @@ import pytest
 
 from experiments.figures import cli, tables
 from experiments.figures import paper as make_figures
-from experiments.jmlr import run_gibbs_convergence, run_utility_vs_epsilon
-from experiments.results import ResultStore, record_id
-from experiments.summary import (
+from experiments.runs.jmlr import run_gibbs_convergence, run_utility_vs_epsilon
+from experiments.store.store import ResultStore, record_id
+from experiments.store.summary import (
     RECORDS_CSV,
     SUMMARY_NESTED,
     TRACES_CSV,

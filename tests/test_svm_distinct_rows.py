@@ -1,12 +1,12 @@
 """Table 2's RBF SVM fitted on the distinct (row, label) pairs with their counts as sample weights
-(experiments.classifiers.DistinctRowsSVC): the same C-SVC problem as fitting every row, and predictions
+(experiments.runs.classifiers.DistinctRowsSVC): the same C-SVC problem as fitting every row, and predictions
 expanded from the distinct test rows bit for bit."""
 
 import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from experiments.classifiers import DistinctRowsSVC, distinct_rows, fit_classifier
+from experiments.runs.classifiers import DistinctRowsSVC, distinct_rows, fit_classifier
 
 
 def _duplicated(seed=0, n=80):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.synthetic import EQ27_EIGENVALUES, gaussian10, load_synthetic, spiked
+from experiments.data.synthetic import EQ27_EIGENVALUES, gaussian10, load_synthetic, spiked
 from mechanisms.metrics import projector_distance
 
 

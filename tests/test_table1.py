@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import datasets as D
-from experiments.table1 import COLUMNS, PAPER_K, PAPER_TABLE1, table1
+from experiments.data import uci as D
+from experiments.data.table1 import COLUMNS, PAPER_K, PAPER_TABLE1, table1
 
 FIXTURES = Path(__file__).parent / "fixtures" / "uci"
 REQUIRED = [

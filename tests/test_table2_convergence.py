@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.classifiers import (
+from experiments.runs.classification import run_classification
+from experiments.runs.classifiers import (
     CLASSIFIERS,
     SubsetGridRBF,
     UnconvergedFitError,
@@ -16,8 +17,7 @@ from experiments.classifiers import (
     rbf_svm_default,
     require_converged,
 )
-from experiments.jmlr import run_classification
-from experiments.results import ResultStore
+from experiments.store.store import ResultStore
 from mechanisms._base import second_moment
 from mechanisms.calibration import mod_sulq_noise_scale
 from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
@@ -197,7 +197,7 @@ def test_default_config_is_the_papers_linear_svm_with_libsvms_grid():
     """The default classifier is the paper's linear C-SVC; the folds and C grid left null resolve to
     grid.py's defaults for it (5 folds, C = 2^-5, 2^-3, ..., 2^15) and to the values the alternatives
     were run with (3 folds, every 2^4), so the alternatives' records keep their run keys."""
-    from experiments.jmlr import classification_protocol
+    from experiments.runs.classification import classification_protocol
 
     cfg = compose_cfg(["experiment=classification"])
     e = cfg.experiment

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from experiments.figures import paper as harness_figures
 from experiments.figures import style as harness_style
-from experiments.results import ResultStore
+from experiments.store.store import ResultStore
 
 
 def main(argv=None) -> int:

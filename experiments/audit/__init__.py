@@ -16,7 +16,7 @@ One module per concern:
 See docs/audit.md.
 """
 
-from .bounds import (
+from experiments.audit.bounds import (
     audit_scores,
     choose_event,
     clopper_pearson_lower,
@@ -24,7 +24,7 @@ from .bounds import (
     epsilon_lower_bound,
     max_certifiable_epsilon,
 )
-from .designs import (
+from experiments.audit.designs import (
     AUDIT_PARAMS,
     DESIGN_OF,
     GAUSSIAN_OPTIONS,
@@ -40,10 +40,10 @@ from .designs import (
     subspace_approx_design,
     subspace_exact_design,
 )
-from .runner import audit_mechanism, available_mechanisms, run_audit, run_trials
-from .search import search_audit
-from .statistics import STATISTICS, FeatureSet, design_features
-from .variants import (
+from experiments.audit.runner import audit_mechanism, available_mechanisms, run_audit, run_trials
+from experiments.audit.search import search_audit
+from experiments.audit.statistics import STATISTICS, FeatureSet, design_features
+from experiments.audit.variants import (
     NOISE_FUNCTIONS,
     PLANTED_VARIANTS,
     SUBSPACE_EXACT_VARIANTS,
@@ -54,7 +54,7 @@ from .variants import (
     subspace_exact_variant,
     unfixed_subspace_exact,
 )
-from .whitebox import TAPS, exact_epsilon, measure_mu, whitebox_audit
+from experiments.audit.whitebox import TAPS, exact_epsilon, measure_mu, whitebox_audit
 
 __all__ = [
     "clopper_pearson_lower",

@@ -7,10 +7,9 @@ import inspect
 import math
 from typing import Callable
 
+from experiments.audit.designs import AUDIT_PARAMS
+from experiments.peers.environment import PEERS
 from mechanisms import MechanismOutput, get_mechanism
-
-from ..peers.environment import PEERS
-from .designs import AUDIT_PARAMS
 
 #: the peers (:mod:`experiments.peers`) the design audit also runs, batched in one worker process
 PEER_NAMES = tuple(PEERS)
@@ -21,7 +20,7 @@ def resolve(mechanism: str | Callable) -> tuple[str, Callable]:
     :mod:`experiments.peers`) or of a callable (e.g. a known-broken variant)."""
     if isinstance(mechanism, str):
         if mechanism in PEER_NAMES:
-            from .. import peers
+            from experiments import peers
 
             return mechanism, getattr(peers, mechanism)
         return mechanism, get_mechanism(mechanism)

@@ -175,7 +175,7 @@ def bingham_expected_bound(
         ``expected_epsilon_lower``, the event's ``threshold`` t and its probabilities ``p_D``,
         ``p_Dprime``.
     """
-    from .bounds import epsilon_lower_bound
+    from experiments.audit.bounds import epsilon_lower_bound
 
     theta = np.arange(int(grid)) * (math.pi / int(grid))
     c2 = np.cos(theta) ** 2

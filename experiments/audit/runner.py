@@ -23,14 +23,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
-
-from .bounds import audit_scores
-from .common import PEER_NAMES, accepted_params, audit_params, resolve, verdict
-from .designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
-from .search import search_audit
-from .statistics import STATISTICS
-from .variants import (
+from experiments.audit.bounds import audit_scores
+from experiments.audit.common import PEER_NAMES, accepted_params, audit_params, resolve, verdict
+from experiments.audit.designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
+from experiments.audit.search import search_audit
+from experiments.audit.statistics import STATISTICS
+from experiments.audit.variants import (
     PLANTED_VARIANTS,
     SUBSPACE_EXACT_VARIANTS,
     bypass_norm_check,
@@ -39,7 +37,8 @@ from .variants import (
     planted_variant,
     subspace_exact_variant,
 )
-from .whitebox import whitebox_audit
+from experiments.audit.whitebox import whitebox_audit
+from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 log = logging.getLogger(__name__)
 
@@ -186,9 +185,10 @@ def run_audit(cfg) -> dict:
     """
     from omegaconf import OmegaConf
 
-    from ..provenance import record_provenance
-    from ..records import emit, mechanism_params, results_root
-    from ..results import ResultStore, record_id
+    from experiments.runs.show import emit
+    from experiments.store.provenance import record_provenance
+    from experiments.store.records import mechanism_params, results_root
+    from experiments.store.store import ResultStore, record_id
 
     e = cfg.experiment
     if e.get("mechanism"):

@@ -30,24 +30,23 @@ from typing import Callable
 
 import numpy as np
 
-from mechanisms import PrivacyInputError
-
-from .bounds import (
+from experiments.audit.bounds import (
     choose_event,
     clopper_pearson_lower,
     clopper_pearson_upper,
     epsilon_lower_bound,
     max_certifiable_epsilon,
 )
-from .common import audit_params, release_status, resolve, verdict
-from .designs import AuditDesign, catalogue, check_neighbours, random_designs
-from .statistics import (
+from experiments.audit.common import audit_params, release_status, resolve, verdict
+from experiments.audit.designs import AuditDesign, catalogue, check_neighbours, random_designs
+from experiments.audit.statistics import (
     BitFeatures,
     FeatureSet,
     ModalRelease,
     ReleaseFeatures,
     design_features,
 )
+from mechanisms import PrivacyInputError
 
 
 @dataclass

@@ -30,9 +30,8 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy.optimize import brentq
 
+from experiments.audit.whitebox import exact_epsilon, measure_mu
 from mechanisms import MECHANISMS, MechanismOutput, PreparedData, get_mechanism
-
-from .whitebox import exact_epsilon, measure_mu
 
 #: mechanism -> (module, noise-scale function looked up by the mechanism at call time)
 NOISE_FUNCTIONS = {  # every noise-scale function a call may use, for each calibration (paper, tight, ...)

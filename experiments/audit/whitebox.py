@@ -38,17 +38,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms import MechanismOutput
-
-from .bounds import (
+from experiments.audit.bounds import (
     audit_scores,
     clopper_pearson_lower,
     clopper_pearson_upper,
     epsilon_lower_bound,
     max_certifiable_epsilon,
 )
-from .common import accepted_params, resolve, verdict
-from .designs import AUDIT_PARAMS, AuditDesign, check_neighbours, pair_design
+from experiments.audit.common import accepted_params, resolve, verdict
+from experiments.audit.designs import AUDIT_PARAMS, AuditDesign, check_neighbours, pair_design
+from mechanisms import MechanismOutput
 
 # ---------------------------------------------------------------------------------------------
 # Exact privacy profiles

@@ -21,17 +21,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments.compat import fill_unkeyed_defaults
 from experiments.figures.cli import is_curated
 from experiments.figures.style import CALIBRATION_STYLE, save, scale_text
-from experiments.results import ResultStore
+from experiments.store.compat import fill_unkeyed_defaults
+from experiments.store.store import ResultStore
 
 CAL_COL = "run_key.mechanism_params.calibration"
 
 
 def with_calibration(df: pd.DataFrame) -> pd.DataFrame:
     """Add a ``calibration`` column: the run key's value, 'paper' when absent (the default is not keyed,
-    :func:`experiments.compat.fill_unkeyed_defaults`),
+    :func:`experiments.store.compat.fill_unkeyed_defaults`),
     '-' for mechanisms without noise (pca, random)."""
     df = df.copy()
     cal = df[CAL_COL] if CAL_COL in df.columns else pd.Series([None] * len(df), index=df.index)

@@ -31,8 +31,8 @@ from experiments.figures.tables import (
     utility_vs_epsilon_table,
     utility_vs_n_table,
 )
-from experiments.provenance import REPO_ROOT as REPO
-from experiments.results import ResultStore
+from experiments.store.provenance import REPO_ROOT as REPO
+from experiments.store.store import ResultStore
 
 #: the curated output directory of each scale (committed; written only by ``--curate``)
 CURATED = {"quick": REPO / "results" / "quick", "paper": REPO / "results" / "paper_scale"}
@@ -46,9 +46,9 @@ def make_all(
     summary: Path | None = None,
 ) -> dict[str, list[Path] | None]:
     """Draw from the JSON store ``results``, or from the compact summary directory ``summary``
-    (experiments/summary.py) when given."""
+    (experiments/store/summary.py) when given."""
     if summary is not None:
-        from experiments.summary import load_summary
+        from experiments.store.summary import load_summary
 
         df = load_summary(summary)
     else:

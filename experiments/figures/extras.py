@@ -30,7 +30,7 @@ GUIDES = [
 
 def largest_searched(search, n_grid) -> int:
     """The largest n a dimension-scaling search tried (n* lies above it when it was not reached)."""
-    from experiments.summary import largest_searched as f
+    from experiments.store.summary import largest_searched as f
 
     return f(search, n_grid)
 
@@ -170,7 +170,7 @@ def scaling_curves(df: pd.DataFrame) -> dict[str, dict]:
     for mech, g in d.groupby("mechanism"):
         g = g.sort_values("d")
         n = pd.to_numeric(g.n_star, errors="coerce")
-        if "n_largest_searched" in g:  # the summary's column (experiments.summary)
+        if "n_largest_searched" in g:  # the summary's column (experiments.store.summary)
             top = pd.to_numeric(g.n_largest_searched, errors="coerce")
         else:
             top = pd.Series(

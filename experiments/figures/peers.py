@@ -29,7 +29,7 @@ from experiments.figures.cli import is_curated
 from experiments.figures.style import PEERS_STYLE
 from experiments.figures.style import save as save_figure
 from experiments.peers import peers_tables
-from experiments.results import ResultStore
+from experiments.store.store import ResultStore
 
 #: the experiment's wall-clock cap per peer run (conf/experiment/peers.yaml), when drawn from tables
 DEFAULT_CAP = 60.0

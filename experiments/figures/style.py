@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments.compat import legacy_guarantee_statuses
+from experiments.store.compat import legacy_guarantee_statuses
 
 #: line styles of the paper's Figures 3-5 (PCA red solid, PPCA blue dashed, random green, MOD-SULQ purple)
 #: MOD-SULQ and random are nearly equal on census and insurance (as in the paper): distinct markers
@@ -83,7 +83,7 @@ GUARANTEE_LABELS = {
 
 def guarantee_statuses(g: pd.DataFrame) -> set[str]:
     """The non-"proven" guarantee statuses of the records ``g`` (records without the field:
-    :func:`experiments.compat.legacy_guarantee_statuses`)."""
+    :func:`experiments.store.compat.legacy_guarantee_statuses`)."""
     status = (
         g["guarantee_status"]
         if "guarantee_status" in g.columns

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.classifiers import require_converged
-from experiments.compat import fill_legacy_protocol
+from experiments.data.table1 import DRAWN_COLUMNS, DRAWN_IF_RECORDED
 from experiments.figures.style import TABLE2_ORDER, guarantee_statuses
-from experiments.summary import latest_table1
-from experiments.table1 import DRAWN_COLUMNS, DRAWN_IF_RECORDED
+from experiments.runs.classifiers import require_converged
+from experiments.store.compat import fill_legacy_protocol
+from experiments.store.summary import latest_table1
 
 #: row order of the paper's Table 1
 TABLE1_ORDER = ["kddcup", "census", "localization", "insurance"]
@@ -47,8 +47,8 @@ def write_owner_only_csv(table: pd.DataFrame, path: Path) -> None:
 
 
 def table1(df: pd.DataFrame, out: Path):
-    """Table 1, the latest record per data set and split (:func:`experiments.summary.latest_table1`),
-    in the columns of :data:`experiments.table1.DRAWN_COLUMNS` and the paper's row order."""
+    """Table 1, the latest record per data set and split (:func:`experiments.store.summary.latest_table1`),
+    in the columns of :data:`experiments.data.table1.DRAWN_COLUMNS` and the paper's row order."""
     d = df[df.experiment == "table1"]
     if d.empty:
         return None
@@ -64,7 +64,7 @@ def table1(df: pd.DataFrame, out: Path):
     return [out / "table1.csv"]
 
 
-#: the protocol columns of a classification record (experiments.jmlr.classification_protocol) and
+#: the protocol columns of a classification record (experiments.runs.classification.classification_protocol) and
 #: the noise calibration of the mechanism's release (:func:`noise_calibration`)
 PROTOCOL_COLUMNS = [
     "classifier",
@@ -101,7 +101,7 @@ FOOTNOTE_DATASETS = ["census", "insurance"]
 
 def classification_records(df: pd.DataFrame, datasets: list[str] | None = None) -> pd.DataFrame:
     """Classification records with the protocol columns filled (records that predate them get their
-    old protocol, :func:`experiments.compat.fill_legacy_protocol`; the random-projection columns only
+    old protocol, :func:`experiments.store.compat.fill_legacy_protocol`; the random-projection columns only
     apply to the random mechanism, "-" for the others)."""
     if "experiment" not in df.columns:
         return df.iloc[0:0]

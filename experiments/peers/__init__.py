@@ -1,6 +1,6 @@
 """The peers, run by the harness: IBM diffprivlib's and OpenDP's private PCA as optional mechanisms.
 
-Why here and not in :mod:`mechanisms`: the peers run in a *subprocess* (``experiments/peer_worker.py``)
+Why here and not in :mod:`mechanisms`: the peers run in a *subprocess* (``experiments/peers/worker.py``)
 so that every run has a wall-clock cap -- both peers ship a vector-Bingham rejection sampler that can
 stall (docs/peers.md) -- and so that a peer may live in an environment of its own: diffprivlib 0.6.6
 (and its fork diffprivlib-fix 0.6.7) fails to import with scikit-learn >= 1.9, which privpca's own
@@ -23,9 +23,14 @@ A peer that cannot be made available raises :class:`PeerUnavailableError`, which
 
 from __future__ import annotations
 
-from .adapters import diffprivlib_pca, opendp_pca, run_peer_pca
-from .checks import ACCOUNTING_CALLS, accounting_check, bingham_d2_check, bingham_d2_target
-from .environment import (
+from experiments.peers.adapters import diffprivlib_pca, opendp_pca, run_peer_pca
+from experiments.peers.checks import (
+    ACCOUNTING_CALLS,
+    accounting_check,
+    bingham_d2_check,
+    bingham_d2_target,
+)
+from experiments.peers.environment import (
     PEER_VENV,
     PEER_VENV_REQUIREMENTS,
     PEERS,
@@ -39,7 +44,7 @@ from .environment import (
     peer_python,
     peer_spec,
 )
-from .runner import peers_tables, run_peers
+from experiments.peers.runner import peers_tables, run_peers
 
 __all__ = [
     "ACCOUNTING_CALLS",

@@ -9,15 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k
-
-from .environment import (
+from experiments.peers.environment import (
     PeerError,
     _data_file,
     call_worker,
     peer_python,
     peer_spec,
 )
+from mechanisms import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k
 
 
 def _pca_request(name, X, k, epsilon, clip, python, install, worker, options):

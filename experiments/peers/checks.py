@@ -7,11 +7,11 @@ import time
 
 import numpy as np
 
-from .adapters import (
+from experiments.peers.adapters import (
     diffprivlib_pca,
     opendp_pca,
 )
-from .environment import (
+from experiments.peers.environment import (
     PeerUnavailableError,
     call_worker,
     peer_python,

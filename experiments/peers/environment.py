@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..provenance import REPO_ROOT
+from experiments.store.provenance import REPO_ROOT
 
 log = logging.getLogger(__name__)
 
-WORKER = Path(__file__).resolve().parent.parent / "peer_worker.py"
+WORKER = Path(__file__).resolve().parent / "worker.py"
 PEER_VENV = REPO_ROOT / ".venv-peers"
 
 #: What the harness installs into ``.venv-peers`` (pinned: the findings in docs/peers.md are about

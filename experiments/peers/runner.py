@@ -8,17 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from ..provenance import REPO_ROOT
-from .checks import (
+from experiments.peers.checks import (
     ACCOUNTING_CALLS,
     accounting_check,
     bingham_d2_check,
 )
-from .environment import (
+from experiments.peers.environment import (
     PEERS,
     PeerUnavailableError,
     log,
 )
+from experiments.store.provenance import REPO_ROOT
 
 
 def _config_node(group: str, name: str):
@@ -52,22 +52,15 @@ def run_peers(cfg) -> dict:
     """
     import pandas as pd
 
+    from experiments.data.configured import load_configured, subsample
+    from experiments.runs.evaluate import configured_mechanism, output_fields
+    from experiments.runs.show import emit
+    from experiments.runs.streams import mechanism_stream, subset_stream
+    from experiments.runs.sweep import n_grid
+    from experiments.store.provenance import record_provenance
+    from experiments.store.records import results_root, run_key, write_record
+    from experiments.store.store import ResultStore, record_id
     from mechanisms import PreparedData
-
-    from ..jmlr import n_grid
-    from ..loading import load_configured, subsample
-    from ..provenance import record_provenance
-    from ..records import (
-        configured_mechanism,
-        emit,
-        mechanism_stream,
-        output_fields,
-        results_root,
-        run_key,
-        subset_stream,
-        write_record,
-    )
-    from ..results import ResultStore, record_id
 
     e = cfg.experiment
     store = ResultStore(results_root(cfg))

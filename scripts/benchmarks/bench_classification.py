@@ -6,18 +6,18 @@ against the same SVM fitted on the distinct (row, label) pairs with their counts
         [--permutations 1] [--projections 1] [--mechanisms pca mod_sulq random ppca] [--big-cache 4000]
 
 For each record (permutation p, projection j, mechanism; the releases exactly as
-``experiments.jmlr.run_classification`` draws them at ``scale=paper``, PPCA's as the first chain of
+``experiments.runs.classification.run_classification`` draws them at ``scale=paper``, PPCA's as the first chain of
 its permutation's group) a Table-2 classifier (``experiment.classifier``: here ``rbf_default`` unless
 an override names ``rbf``; Table 2's default, ``linear_csvc``, always fits the distinct pairs) is
 fitted and scored on the record's projected training and test rows by
-``experiments.classifiers.fit_classifier`` in two ways, one after the other in this process:
+``experiments.runs.classifiers.fit_classifier`` in two ways, one after the other in this process:
 
   * ``all``: ``distinct=False``, libSVM on every training row and every test row;
   * ``distinct``: ``distinct=True`` (the default), libSVM on the distinct scaled (row, label) pairs
     weighted by their counts, predictions computed once per distinct scaled test row and expanded;
 
 and, as a separate lever, the ``all`` fit again with a libSVM kernel cache of ``--big-cache`` MB
-instead of ``experiments.classifiers.SVM_CACHE_MB`` (the cache changes only the speed of a fit).
+instead of ``experiments.runs.classifiers.SVM_CACHE_MB`` (the cache changes only the speed of a fit).
 Times are CPU seconds of this process (one BLAS thread), split into fit and predict (``score`` on the
 test rows).  Printed per record: the times, the training rows each solver saw, the test rows whose
 predicted labels differ between the two fits, and the accuracy difference; then the totals and the
@@ -37,10 +37,12 @@ import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
 import numpy as np
 from hydra import compose, initialize_config_dir
 
-import experiments.classifiers as classifiers
-import experiments.jmlr as jmlr
-from experiments.loading import load_configured
-from experiments.records import configured_mechanism, mechanism_rng, mechanism_stream
+import experiments.runs.classification as classification
+import experiments.runs.classifiers as classifiers
+import experiments.runs.ppca_groups as ppca_groups
+from experiments.data.configured import load_configured
+from experiments.runs.evaluate import configured_mechanism
+from experiments.runs.streams import mechanism_rng, mechanism_stream
 from mechanisms import PreparedData
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
@@ -64,8 +66,8 @@ def paper_cfg(dataset: str, mechanism: str, data_dir: str, overrides: list[str])
 
 def release(cfg, holdout: PreparedData, p: int, j: int) -> np.ndarray:
     """The projection of record (p, j) as run_classification computes it."""
-    if jmlr._restarts_as_chains(cfg):
-        out = jmlr._ppca_group_releases(cfg, holdout, [mechanism_stream(cfg.seed, p, j)])[0]
+    if ppca_groups.restarts_as_chains(cfg):
+        out = ppca_groups.ppca_group_releases(cfg, holdout, [mechanism_stream(cfg.seed, p, j)])[0]
     else:
         out = configured_mechanism(cfg)(
             holdout, int(cfg.k), rng=mechanism_rng(cfg.seed, p, j), clip=bool(cfg.clip_rows)
@@ -99,7 +101,7 @@ def main() -> None:
 
     cfg0 = paper_cfg(args.dataset, args.mechanisms[0], args.data_dir, args.overrides)
     dataset = load_configured(cfg0.dataset, cfg0.data_dir)
-    positive = cfg0.experiment.positive_label or jmlr.POSITIVE_LABEL[dataset.name]
+    positive = cfg0.experiment.positive_label or classification.POSITIVE_LABEL[dataset.name]
     y_all = (np.asarray(dataset.y).astype(str) == str(positive)).astype(int)
     X_all = dataset.X
     rows, small_cache = [], classifiers.SVM_CACHE_MB
@@ -118,7 +120,7 @@ def main() -> None:
         ytr, yte = y_all[train], y_all[test]
         for mech in args.mechanisms:
             cfg = paper_cfg(args.dataset, mech, args.data_dir, args.overrides)
-            proto = jmlr.classification_protocol(cfg)
+            proto = classification.classification_protocol(cfg)
             for j in range(args.projections):
                 P = release(cfg, holdout, p, j)
                 Ztr, Zte = X_all[train] @ P, X_all[test] @ P

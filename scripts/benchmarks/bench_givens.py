@@ -42,7 +42,7 @@ from _baseline_givens import givens_sweeps as baseline_sweeps
 from bench_sampler import synthetic_spectrum
 from numba import njit
 
-from experiments.datasets import DataUnavailableError, load_dataset
+from experiments.data.uci import DataUnavailableError, load_dataset
 from mechanisms.bingham import kernel_states, null_space_split, run_bingham_chains
 from mechanisms.bingham.chains import lockstep_group_size
 from mechanisms.bingham.column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps

@@ -9,7 +9,7 @@ For each (d, k) of CSS 2013 Table 1 with B = n ε/2 · A (ε = 0.1, full n):
   * iterations until the diagnostics pass (split-R̂ < 1.01 and bulk-ESS ≥ 400 on the second
     half of the first T iterations, T on a doubling grid).
 
-A is synthetic unless --data-dir is given and ``experiments.datasets.load_dataset`` exists:
+A is synthetic unless --data-dir is given and ``experiments.data.uci.load_dataset`` exists:
 top-k eigenvalues decay geometrically (ratio 0.7) and sum to the Table-1 q_F(V_k); the
 tail (d − k eigenvalues, geometric ratio 0.97, starting at half of λ_k) carries 10 % of
 the trace.  The samplers work in the eigenbasis of B, so only the spectrum matters.
@@ -64,7 +64,7 @@ def synthetic_spectrum(d: int, k: int, top_sum: float) -> np.ndarray:
 def spectrum_for(name, d, k, top_sum, data_dir):
     if data_dir is not None:
         try:
-            from experiments.datasets import (
+            from experiments.data.uci import (
                 load_dataset,
             )  # lazy: only the real-data benchmark needs it
 
@@ -158,7 +158,7 @@ def autocorr_summary(chains: np.ndarray) -> dict:
 
 
 def mixing_main(args) -> None:
-    from experiments.datasets import load_dataset
+    from experiments.data.uci import load_dataset
 
     datasets = [s for name in args.datasets for s in SHAPES if s[0] == name]
     rows = []
@@ -233,7 +233,7 @@ def main(argv=None):
     )
     ap.add_argument("--quick", action="store_true", help="short runs (< 2 minutes)")
     ap.add_argument(
-        "--data-dir", default=None, help="use real A from experiments.datasets.load_dataset"
+        "--data-dir", default=None, help="use real A from experiments.data.uci.load_dataset"
     )
     ap.add_argument("--seed", type=int, default=2013)
     ap.add_argument("--chains", type=int, default=4)

@@ -84,7 +84,7 @@ def main(argv=None):
         "at every n of the paper's grid (one random subset each, one chain from a uniform start)",
     )
     args = ap.parse_args(argv)
-    from experiments.datasets import load_dataset
+    from experiments.data.uci import load_dataset
 
     if args.per_n:
         return per_n(args)
@@ -201,8 +201,8 @@ def main(argv=None):
 def per_n(args):
     """Per-iteration CPU cost of both chains over the n grid of Figures 3-4 (the cost of an iteration of the
     column sampler falls with n: fewer proposals per column at lower concentration)."""
-    from experiments.datasets import load_dataset
-    from experiments.jmlr import n_grid
+    from experiments.data.uci import load_dataset
+    from experiments.runs.sweep import n_grid
 
     _compile_kernels()
     out = {"iterations": args.iterations, "load": os.getloadavg(), "datasets": {}}

@@ -1,11 +1,11 @@
 """Table 2's linear C-SVC solved two ways on one paper-scale kddcup round: libSVM's SMO (scikit-learn's
 ``SVC(kernel="linear")``, stopping tolerance 1e-3, no iteration limit) and the interior-point solver
-the harness uses (``experiments.classifiers.LinearCSVC``).  Both fit the same problem, on the distinct
+the harness uses (``experiments.runs.classifiers.LinearCSVC``).  Both fit the same problem, on the distinct
 scaled (row, label) pairs weighted by their counts; for each C this prints each solver's seconds,
 libSVM's iteration count, the primal objective of each solution on every training row, and the test
 accuracy of each and the number of test rows on which their predictions differ.
 
-The round: permutation ``--permutation`` of ``experiments.jmlr.run_classification``'s split, a
+The round: permutation ``--permutation`` of ``experiments.runs.classification.run_classification``'s split, a
 Haar-uniform 4-dimensional subspace drawn from ``default_rng(--subspace-seed)`` (the ``random``
 mechanism's law), features scaled to [-1, 1] on the training rows (svm-scale).
 
@@ -24,13 +24,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np
 from sklearn.preprocessing import MinMaxScaler
 
-from experiments.classifiers import (
+from experiments.data.uci import load_dataset
+from experiments.runs.classifiers import (
     SVM_CACHE_MB,
     DistinctRowsSVC,
     LinearCSVC,
     classification_split,
 )
-from experiments.datasets import load_dataset
 from mechanisms.linalg import random_orthonormal
 
 

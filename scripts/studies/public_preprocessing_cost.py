@@ -2,14 +2,14 @@
 
 The paper's preprocessing (``insurance``) scales by statistics of the data, so a recorded ε treats
 the preprocessed matrix as the database; the one from public bounds (``insurance_public``:
-:func:`experiments.datasets.insurance_public_matrix`, the CoIL 2000 dictionary's declared codes)
+:func:`experiments.data.uci.insurance_public_matrix`, the CoIL 2000 dictionary's declared codes)
 gives ε about the raw records.  Its rows are smaller (every row divided by sqrt(85) instead of the
 largest row norm), so the same ε buys less signal.  For each preprocessing this prints, for PCA
 (non-private), PPCA (``ppca_iterative``: k exact vector-Bingham draws, ε-DP), MOD-SULQ (JMLR 2013
 Algorithm 1, calibration of eq. (5), (ε, δ)-DP) and a uniformly random k-subspace, the mean and
 standard deviation over ``--restarts`` seeds of q_F/q_F(PCA) (the fraction of the optimum reached:
 comparable across scalings) and q_F/tr(A), with tr(A) of each matrix (A = XᵀX/n).  The seeds are
-the harness's (:func:`experiments.records.mechanism_stream` with seed 0, subset 0), computed with
+the harness's (:func:`experiments.runs.streams.mechanism_stream` with seed 0, subset 0), computed with
 one BLAS thread as every run of the harness.
 
     PRIVPCA_DATA_DIR=<raw UCI files> python scripts/studies/public_preprocessing_cost.py
@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-from experiments.datasets import load_dataset
-from experiments.records import mechanism_stream
+from experiments.data.uci import load_dataset
+from experiments.runs.streams import mechanism_stream
 from experiments.threads import pinned_blas
 from mechanisms import PreparedData
 from mechanisms.metrics import optimal_q_F, q_F

@@ -4,7 +4,7 @@ JMLR 2013 section 6.4 fixes the split (half of the data computes the subspace, 1
 trains and tunes a linear SVM, the remaining 90% tests; 5 permutations x 5 projections) but not
 the SVM loss, the feature scaling after projection, nor what "a uniformly generated random
 projection" is.  This script evaluates, on the project's own permutations (the split of
-``experiments.jmlr.run_classification``) and its mechanism streams, every combination of
+``experiments.runs.classification.run_classification``) and its mechanism streams, every combination of
 
 - subspace: ``random_gaussian`` (Haar-uniform), ``random_uniform`` (orthonormal basis of the span
   of i.i.d. Uniform(0, 1) columns), ``random_uniform_raw`` (the raw Uniform(0, 1) matrix, NOT
@@ -34,13 +34,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.classifiers import (
+from experiments.runs.classifiers import (
     FEATURE_SCALINGS,
     SVM_LOSSES,
     classification_split,
     linear_svm_search,
 )
-from experiments.records import mechanism_rng
+from experiments.runs.streams import mechanism_rng
 from mechanisms import PreparedData
 from mechanisms.linalg import single_thread_blas
 from mechanisms.mod_sulq import mod_sulq
@@ -81,8 +81,8 @@ def projection(
 
 
 def measure(args) -> None:
-    from experiments.datasets import load_dataset
-    from experiments.jmlr import POSITIVE_LABEL
+    from experiments.data.uci import load_dataset
+    from experiments.runs.classification import POSITIVE_LABEL
 
     ds = load_dataset(args.dataset, data_dir=os.environ.get("PRIVPCA_DATA_DIR"))
     y_all = (np.asarray(ds.y).astype(str) == POSITIVE_LABEL[args.dataset]).astype(int)
@@ -214,7 +214,7 @@ def readings_q_F(datasets, draws: int, seed: int, epsilon: float, delta: float) 
     """q_F of each reading of "random" beside MOD-SULQ's on the full data sets.  The paper's Figures 3-4
     show random and MOD-SULQ "nearly indistinguishable" on census and insurance: a reading under which
     they clearly differ there is not the paper's."""
-    from experiments.datasets import load_dataset
+    from experiments.data.uci import load_dataset
     from mechanisms.metrics import optimal_q_F, q_F
 
     ks = {"kddcup": 4, "census": 8, "insurance": 11}
@@ -256,8 +256,8 @@ def standardised_rounds(args):
     Z_test, y_test): the projected features standardised on the training rows, as the default protocol."""
     from sklearn.preprocessing import StandardScaler
 
-    from experiments.datasets import load_dataset
-    from experiments.jmlr import POSITIVE_LABEL
+    from experiments.data.uci import load_dataset
+    from experiments.runs.classification import POSITIVE_LABEL
 
     ds = load_dataset(args.dataset, data_dir=os.environ.get("PRIVPCA_DATA_DIR"))
     y_all = (np.asarray(ds.y).astype(str) == POSITIVE_LABEL[args.dataset]).astype(int)
