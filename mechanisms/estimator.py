@@ -103,12 +103,20 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     Parameters
     ----------
-    mechanism : str or callable, default "ppca"
-        Config name of the mechanism (``"ppca"``, ``"mod_sulq"``, ...; see
-        :data:`mechanisms.MECHANISMS`), or any callable ``f(X, k, *, rng, clip, **params) ->
-        MechanismOutput`` (e.g. your own mechanism, docs/own_mechanism.md).
     n_components : int, default 2
-        The rank k, ``1 <= k < n_features``.
+        The rank k, ``1 <= k < n_features``.  The only positional parameter, as in scikit-learn's
+        ``PCA``: ``PrivatePCA(2)``; every other parameter is keyword-only.
+    mechanism : str or callable, default "ppca_iterative"
+        Config name of the mechanism (``"ppca_iterative"``, ``"mod_sulq"``, ...; see
+        :data:`mechanisms.MECHANISMS`), or any callable ``f(X, k, *, rng, clip, **params) ->
+        MechanismOutput`` (e.g. your own mechanism, docs/own_mechanism.md).  The default,
+        ``"ppca_iterative"`` (k successive exact draws of the exponential mechanism, ε/k each), is
+        pure ε-DP under replace-one-row with a proven guarantee (status ``"proven"``) for every k, and
+        needs no δ: without a choice of mechanism, the release carries the strongest kind of claim
+        the package makes.  ``"ppca"`` (the exponential mechanism on the whole k-subspace) releases
+        the state of an MCMC chain for k > 1, whose ε is nominal, not proven (status
+        ``"nominal (MCMC)"``); the (ε, δ) mechanisms (``"mod_sulq"``, ``"analyze_gauss"``, ...)
+        need ``delta``.  Whichever runs, ``guarantee_`` states its claim.
     epsilon : float, default 1.0
         Privacy parameter ε, passed to mechanisms that take it (checked by the mechanism).
     delta : float, optional
@@ -166,8 +174,8 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     #: :data:`OWN_WORDING` with the estimator's messages); ε and δ are the mechanisms' to check,
     #: with the project's messages, and n_components < n_features is checked once the data are seen
     _parameter_constraints: dict = {
-        "mechanism": [str, callable],
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "mechanism": [str, callable],
         "epsilon": "no_validation",
         "delta": "no_validation",
         "row_norm_bound": [Interval(Real, 0, np.inf, closed="neither")],
@@ -179,9 +187,9 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     def __init__(
         self,
-        mechanism: str | Callable[..., MechanismOutput] = "ppca",
         n_components: int = 2,
         *,
+        mechanism: str | Callable[..., MechanismOutput] = "ppca_iterative",
         epsilon: float = 1.0,
         delta: float | None = None,
         row_norm_bound: float = 1.0,
@@ -190,8 +198,8 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         keep_diagnostics: bool = False,
         random_state=None,
     ):
-        self.mechanism = mechanism
         self.n_components = n_components
+        self.mechanism = mechanism
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm_bound = row_norm_bound
@@ -251,6 +259,11 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def _check_n_components(self, n_features: int) -> int:
         """n_components: an int (not a bool) allowed by its constraint, and k < n_features."""
         k = self.n_components
+        if isinstance(k, str) or callable(k):  # a mechanism where the rank goes
+            raise ValueError(
+                f"n_components must be an integer, got {k!r}; the mechanism is keyword-only: "
+                f"PrivatePCA(n_components, mechanism={k!r})"
+            )
         if isinstance(k, bool) or not isinstance(k, Integral):  # a bool is no rank
             raise ValueError(f"n_components must be an integer, got {k!r}")
         if not (self._satisfies_constraint("n_components") and k < n_features):

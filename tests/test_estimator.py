@@ -3,6 +3,7 @@
 The conformance suite itself is in tests/test_sklearn_checks.py.
 """
 
+import inspect
 import pickle
 
 import numpy as np
@@ -17,9 +18,9 @@ from mechanisms.estimator import PrivatePCA, split_output
 
 
 def test_estimator_api(small_data):
-    est = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(
-        small_data
-    )
+    est = PrivatePCA(
+        mechanism="mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0
+    ).fit(small_data)
     assert est.components_.shape == (3, 8)
     assert est.n_components_ == 3
     assert np.allclose(est.components_ @ est.components_.T, np.eye(3), atol=1e-10)
@@ -27,32 +28,60 @@ def test_estimator_api(small_data):
     assert Z.shape == (small_data.shape[0], 3)
     assert np.allclose(est.inverse_transform(Z), Z @ est.components_)
     assert est.guarantee_.epsilon == 1.0 and est.guarantee_.neighbouring == "replace-one-row"
-    again = PrivatePCA("mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0).fit(
-        small_data
-    )
+    again = PrivatePCA(
+        mechanism="mod_sulq", n_components=3, epsilon=1.0, delta=0.01, random_state=0
+    ).fit(small_data)
     assert np.array_equal(est.components_, again.components_)
 
 
 def test_estimator_in_pipeline(small_data):
     y = (small_data[:, 0] > 0).astype(int)
-    pipe = make_pipeline(PrivatePCA("pca", n_components=2), LinearSVC())
+    pipe = make_pipeline(PrivatePCA(mechanism="pca", n_components=2), LinearSVC())
     pipe.fit(small_data, y)
     assert pipe.score(small_data, y) > 0.9
 
 
+def test_n_components_first_and_mechanism_keyword_only(small_data):
+    """``PrivatePCA(2)`` as scikit-learn's ``PCA(2)``; the mechanism, like every other parameter, is
+    keyword-only (as PCA's ``svd_solver``)."""
+    params = list(inspect.signature(PrivatePCA).parameters.values())
+    assert params[0].name == "n_components" and params[0].kind is params[0].POSITIONAL_OR_KEYWORD
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[1:])
+    with pytest.raises(TypeError):
+        PrivatePCA(2, "mod_sulq")
+    est = PrivatePCA(2, random_state=0).fit(small_data)
+    assert est.n_components_ == 2 and est.get_params()["mechanism"] == "ppca_iterative"
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_default_mechanism_is_pure_and_proven(small_data, k):
+    """Without a choice of mechanism: pure ε-DP (δ = 0), status "proven", replace-one-row, for k = 1
+    and k > 1, and no δ asked for."""
+    g = PrivatePCA(k, epsilon=0.5, random_state=0).fit(small_data).guarantee_
+    assert (g.epsilon, g.delta, g.status, g.neighbouring) == (0.5, 0.0, "proven", "replace-one-row")
+
+
+@pytest.mark.parametrize("first", ["mod_sulq", lambda X, k, *, rng, clip=False: None])
+def test_a_mechanism_given_first_is_refused_with_the_new_spelling(small_data, first):
+    with pytest.raises(
+        ValueError, match=r"the mechanism is keyword-only: PrivatePCA\(n_components, "
+    ):
+        PrivatePCA(first).fit(small_data)
+
+
 def test_estimator_needs_delta_for_mod_sulq(small_data):
     with pytest.raises(ValueError, match="delta"):
-        PrivatePCA("mod_sulq", n_components=2, epsilon=1.0).fit(small_data)
+        PrivatePCA(mechanism="mod_sulq", n_components=2, epsilon=1.0).fit(small_data)
 
 
 def test_estimator_unknown_mechanism(small_data):
     with pytest.raises(ValueError, match="unknown mechanism"):
-        PrivatePCA("nope").fit(small_data)
+        PrivatePCA(mechanism="nope").fit(small_data)
 
 
 def test_clone_keeps_parameters_and_drops_fit(small_data):
     est = PrivatePCA(
-        "analyze_gauss",
+        mechanism="analyze_gauss",
         n_components=2,
         epsilon=0.5,
         delta=0.01,
@@ -72,7 +101,7 @@ def test_feature_names_and_pandas_output(small_data):
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(small_data, columns=[f"f{i}" for i in range(8)])
     est = PrivatePCA(
-        "ppca",
+        mechanism="ppca",
         n_components=2,
         epsilon=1.0,
         random_state=0,
@@ -97,7 +126,7 @@ def test_grid_search_over_n_components(small_data):
     and k = 2 keeps it: the search must choose k = 2 (k = 1 scores about 0.5, k = 2 above 0.9).
     """
     y = (small_data[:, 1] > 0).astype(int)
-    pipe = make_pipeline(PrivatePCA("pca", random_state=0), LinearSVC())
+    pipe = make_pipeline(PrivatePCA(mechanism="pca", random_state=0), LinearSVC())
     search = GridSearchCV(pipe, {"privatepca__n_components": [1, 2]}, cv=3).fit(small_data, y)
     assert search.best_params_ == {"privatepca__n_components": 2}
     scores = search.cv_results_["mean_test_score"]
@@ -106,9 +135,9 @@ def test_grid_search_over_n_components(small_data):
 
 
 def test_pickle_round_trip(small_data):
-    est = PrivatePCA("analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, random_state=0).fit(
-        small_data
-    )
+    est = PrivatePCA(
+        mechanism="analyze_gauss", n_components=2, epsilon=0.5, delta=0.01, random_state=0
+    ).fit(small_data)
     back = pickle.loads(pickle.dumps(est))
     assert np.array_equal(back.transform(small_data), est.transform(small_data))
 
@@ -139,17 +168,19 @@ SKLEARN_ERRORS = [
 @pytest.mark.parametrize("X,k,error,message", SKLEARN_ERRORS)
 def test_generic_bad_input_reads_like_scikit_learn(X, k, error, message):
     with pytest.raises(error, match=message):
-        PrivatePCA("mod_sulq", n_components=k, delta=0.01, random_state=0).fit(X)
+        PrivatePCA(mechanism="mod_sulq", n_components=k, delta=0.01, random_state=0).fit(X)
 
 
 def test_sparse_input_refused_by_scikit_learn():
     sp = pytest.importorskip("scipy.sparse")
     with pytest.raises(TypeError, match="Sparse data was passed"):
-        PrivatePCA("mod_sulq", n_components=1, delta=0.01).fit(sp.csr_matrix(np.eye(3) * 0.5))
+        PrivatePCA(mechanism="mod_sulq", n_components=1, delta=0.01).fit(
+            sp.csr_matrix(np.eye(3) * 0.5)
+        )
 
 
 def test_transform_validates_like_scikit_learn(small_data):
-    est = PrivatePCA("pca", n_components=2).fit(small_data)
+    est = PrivatePCA(mechanism="pca", n_components=2).fit(small_data)
     with pytest.raises(ValueError, match="X has 3 features, but PrivatePCA is expecting 8"):
         est.transform(small_data[:, :3])
     bad = small_data.copy()
@@ -171,7 +202,9 @@ def test_transform_validates_like_scikit_learn(small_data):
     ],
 )
 def test_privacy_parameters_keep_their_messages(small_data, params, message):
-    est = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).set_params(**params)
+    est = PrivatePCA(mechanism="mod_sulq", n_components=2, delta=0.01, random_state=0).set_params(
+        **params
+    )
     with pytest.raises(PrivacyInputError, match=message):
         est.fit(small_data)
 
@@ -179,13 +212,13 @@ def test_privacy_parameters_keep_their_messages(small_data, params, message):
 @pytest.mark.parametrize("bound", [0.0, -1.0, float("inf"), float("nan"), "x"])
 def test_bad_row_norm_bound_refused(small_data, bound):
     with pytest.raises(ValueError, match="row_norm_bound must be"):
-        PrivatePCA("pca", row_norm_bound=bound).fit(small_data)
+        PrivatePCA(mechanism="pca", row_norm_bound=bound).fit(small_data)
 
 
 @pytest.mark.parametrize("state", ["x", -1, 1.5])
 def test_bad_random_state_refused(small_data, state):
     with pytest.raises(ValueError, match="random_state must be None, an int.*, a Generator"):
-        PrivatePCA("pca", random_state=state).fit(small_data)
+        PrivatePCA(mechanism="pca", random_state=state).fit(small_data)
 
 
 def _bad_values(constraints) -> list:
@@ -210,7 +243,7 @@ def test_parameter_constraints_are_complete_and_every_bad_value_is_named(small_d
 
     from mechanisms.estimator import OWN_WORDING
 
-    est = PrivatePCA("pca", n_components=1)
+    est = PrivatePCA(mechanism="pca", n_components=1)
     assert set(est._parameter_constraints) == set(est.get_params(deep=False))
     validated = {p: c for p, c in est._parameter_constraints.items() if c != "no_validation"}
     checked = 0
@@ -237,7 +270,7 @@ def test_rows_above_the_bound_refused_by_default_without_naming_them(small_data)
     with pytest.raises(
         PrivacyInputError, match=r"^some row has L2 norm above the bound 1(\.0)?: .*clip=True"
     ) as exc:
-        PrivatePCA("mod_sulq", n_components=2, delta=0.01).fit(X)
+        PrivatePCA(mechanism="mod_sulq", n_components=2, delta=0.01).fit(X)
     assert "7" not in str(exc.value) and "3" not in str(exc.value)
 
 
@@ -247,13 +280,18 @@ def test_clipping_is_recorded_only_in_diagnostics(small_data):
     n_over = int(np.sum(np.linalg.norm(X, axis=1) > 1))
     assert n_over >= 5
     est = PrivatePCA(
-        "mod_sulq", n_components=2, delta=0.01, clip=True, keep_diagnostics=True, random_state=0
+        mechanism="mod_sulq",
+        n_components=2,
+        delta=0.01,
+        clip=True,
+        keep_diagnostics=True,
+        random_state=0,
     ).fit(X)
     assert est.diagnostics_["n_clipped"] == n_over
     assert "n_clipped" not in est.release_
     # the clipped fit is the fit on the clipped data
     clipped = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    ref = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).fit(clipped)
+    ref = PrivatePCA(mechanism="mod_sulq", n_components=2, delta=0.01, random_state=0).fit(clipped)
     assert np.allclose(est.components_, ref.components_, atol=1e-12)
 
 
@@ -261,13 +299,15 @@ def test_public_row_norm_bound_scales_the_data(small_data):
     """Rows bounded by B = 10: the fit is the unit-bound fit on X / 10 (same seed, same release)."""
     X = small_data * 10
     est = PrivatePCA(
-        "mod_sulq", n_components=2, delta=0.01, row_norm_bound=10.0, random_state=0
+        mechanism="mod_sulq", n_components=2, delta=0.01, row_norm_bound=10.0, random_state=0
     ).fit(X)
-    ref = PrivatePCA("mod_sulq", n_components=2, delta=0.01, random_state=0).fit(small_data)
+    ref = PrivatePCA(mechanism="mod_sulq", n_components=2, delta=0.01, random_state=0).fit(
+        small_data
+    )
     assert np.allclose(est.components_, ref.components_, atol=1e-12)
     assert est.guarantee_ == ref.guarantee_
     with pytest.raises(PrivacyInputError, match="norm above the bound 5"):
-        PrivatePCA("mod_sulq", n_components=2, delta=0.01, row_norm_bound=5.0).fit(X)
+        PrivatePCA(mechanism="mod_sulq", n_components=2, delta=0.01, row_norm_bound=5.0).fit(X)
 
 
 # -- release versus diagnostics --------------------------------------------------------------------
@@ -275,7 +315,7 @@ def test_public_row_norm_bound_scales_the_data(small_data):
 
 def test_only_the_release_is_exposed_by_default(small_data):
     est = PrivatePCA(
-        "ppca",
+        mechanism="ppca",
         n_components=2,
         epsilon=1.0,
         random_state=0,
@@ -318,7 +358,7 @@ def test_split_output_separates_release_from_diagnostics():
 
 def test_bottom_error_message_has_no_diagnostics(small_data):
     fake = _fake(None, release={"status": "bottom"}, diagnostics={"true_max": 123456})
-    est = PrivatePCA(fake, n_components=2, keep_diagnostics=True)
+    est = PrivatePCA(mechanism=fake, n_components=2, keep_diagnostics=True)
     with pytest.raises(RuntimeError) as err:
         est.fit(small_data)
     assert (
@@ -330,9 +370,9 @@ def test_bottom_error_message_has_no_diagnostics(small_data):
 
 def test_callable_mechanism(small_data):
     V = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 2)))[0]
-    est = PrivatePCA(_fake(V, diagnostics={"secret": 1}), n_components=2, epsilon=0.7).fit(
-        small_data
-    )
+    est = PrivatePCA(
+        mechanism=_fake(V, diagnostics={"secret": 1}), n_components=2, epsilon=0.7
+    ).fit(small_data)
     assert np.array_equal(est.components_, V.T)
     assert est.guarantee_.epsilon == 0.7
     assert est.release_ == {"status": "ok"}

@@ -30,7 +30,7 @@ GENERIC = {
 
 def estimator(name, k, seed):
     params = dict(GENERIC[name])
-    return PrivatePCA(name, n_components=k, random_state=seed, **params)
+    return PrivatePCA(mechanism=name, n_components=k, random_state=seed, **params)
 
 
 @st.composite

@@ -229,11 +229,13 @@ def test_estimator_zero_features_names_no_size():
     keeps the words scikit-learn's checks look for and leaves the number of rows out.  transform on
     no columns: the feature-count message, not the shape."""
     for name in ("mod_sulq", "analyze_gauss"):  # replace-one-row and add/remove-one-row
-        est = PrivatePCA(name, n_components=1, epsilon=EPS, delta=DELTA, random_state=0)
+        est = PrivatePCA(mechanism=name, n_components=1, epsilon=EPS, delta=DELTA, random_state=0)
         results = [messages(lambda n=n: est.fit(np.zeros((n, 0)))) for n in (N, N + 1)]
         assert_all_equal(results, expect_error=True)
         assert "0 feature(s)" in results[0][0] and str(N) not in results[0][0]
-    fitted = PrivatePCA("mod_sulq", n_components=1, delta=DELTA, random_state=0).fit(_data())
+    fitted = PrivatePCA(mechanism="mod_sulq", n_components=1, delta=DELTA, random_state=0).fit(
+        _data()
+    )
     results = [messages(lambda n=n: fitted.transform(np.zeros((n, 0)))) for n in (N, N + 1)]
     assert_all_equal(results, expect_error=True)
     assert str(N) not in results[0][0]
@@ -292,7 +294,7 @@ def test_ppca_restarts_warning_is_the_same_on_neighbours():
 
 def _estimator(keep: bool) -> PrivatePCA:
     return PrivatePCA(
-        "ppca",
+        mechanism="ppca",
         n_components=2,
         epsilon=EPS,
         keep_diagnostics=keep,
@@ -319,7 +321,7 @@ def test_estimator_warning_is_one_equal_message_pointing_to_what_the_user_can_se
 def test_estimator_bad_input_messages_quote_no_data():
     """scikit-learn's own messages for 1-D and complex input print the array, NumPy's for a
     non-numeric string prints the string: the estimator words these itself."""
-    est = PrivatePCA("mod_sulq", n_components=1, delta=DELTA, random_state=0)
+    est = PrivatePCA(mechanism="mod_sulq", n_components=1, delta=DELTA, random_state=0)
     X = _data()
     cases = [
         [X.ravel(), _data(N + 1).ravel(), X[:, 0]],
@@ -330,7 +332,7 @@ def test_estimator_bad_input_messages_quote_no_data():
     ]
     for variants in cases:
         assert_all_equal([messages(lambda Y=Y: est.fit(Y)) for Y in variants], expect_error=True)
-    fitted = PrivatePCA("mod_sulq", n_components=1, delta=DELTA, random_state=0).fit(X)
+    fitted = PrivatePCA(mechanism="mod_sulq", n_components=1, delta=DELTA, random_state=0).fit(X)
     for method in (fitted.transform, fitted.inverse_transform):
         assert_all_equal(
             [messages(lambda Y=Y: method(Y)) for Y in (X[0], X[1] * 3)], expect_error=True

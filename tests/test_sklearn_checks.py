@@ -52,7 +52,7 @@ SUITE = {
 
 
 def suite_estimator(name: str) -> PrivatePCA:
-    return PrivatePCA(name, n_components=1, clip=True, random_state=0, **SUITE[name])
+    return PrivatePCA(mechanism=name, n_components=1, clip=True, random_state=0, **SUITE[name])
 
 
 @parametrize_with_checks([suite_estimator(name) for name in SUITE])
@@ -101,14 +101,16 @@ def test_refuses_rows_above_bound_without_clip():
     """clip=False (the default): the checks' kind of data is refused with the privacy message."""
     X = np.random.default_rng(0).standard_normal((20, 3)) * 3
     with pytest.raises(PrivacyInputError, match=r"some row has L2 norm above the bound 1"):
-        PrivatePCA("mod_sulq", n_components=1, delta=0.01, random_state=0).fit(X)
+        PrivatePCA(mechanism="mod_sulq", n_components=1, delta=0.01, random_state=0).fit(X)
 
 
 @pytest.mark.parametrize("name", ["subspace_exact", "subspace_approx"])
 def test_bottom_answer_is_a_clear_error(name):
     """⊥ on generic data: a RuntimeError naming the released status and reason only (no diagnostics)."""
     X = np.random.default_rng(0).standard_normal((40, 4)) / 3
-    est = PrivatePCA(name, n_components=1, epsilon=0.5, delta=0.01, clip=True, random_state=0)
+    est = PrivatePCA(
+        mechanism=name, n_components=1, epsilon=0.5, delta=0.01, clip=True, random_state=0
+    )
     with pytest.raises(RuntimeError) as err:
         est.fit(X)
     out = get_mechanism(name)(
