@@ -174,7 +174,7 @@ def test_estimator_error_does_not_print_diagnostics():
 
     X = np.random.default_rng(0).uniform(-0.3, 0.3, (50, 10))
     with pytest.raises(RuntimeError) as err:
-        PrivatePCA("subspace_approx", 2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
+        PrivatePCA(2, mechanism="subspace_approx", epsilon=1.0, delta=1e-5, random_state=0).fit(X)
     msg = str(err.value)
     assert "bottom" in msg and "too few samples" in msg
     assert "n_clipped" not in msg and "max_true_count" not in msg
