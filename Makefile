@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+PEERS_PY := .venv-peers/bin/python
 
-.PHONY: run test lint install clean-venv
+.PHONY: run test test-fast peers-venv lint install clean-venv
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +21,16 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# the fast loop: every test but those marked slow (over about 5 s each); CI runs `make test`
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
+
+# the peers' own environment .venv-peers (diffprivlib, OpenDP), which the real-peer tests need;
+# created, or repaired, only when it cannot import both peers
+peers-venv: $(STAMP)
+	$(PEERS_PY) -c 'import diffprivlib, opendp' 2>/dev/null || \
+	  $(PY) -c 'from experiments.peers import create_peer_venv; create_peer_venv()'
 
 # style: ruff's linter and formatter, configured in pyproject.toml (CI runs this too)
 lint: $(STAMP)

@@ -1,8 +1,10 @@
 """The peers run by the harness (experiments/peers/): protocol, wall-clock cap, certified ε, d = 2 check.
 
 Most tests drive the harness side with a stand-in worker (tests/fixtures/fake_peer_worker.py) that
-speaks the same file protocol as experiments/peers/worker.py but needs no peer library; the tests
-of the real peers skip, saying why, when neither this environment nor .venv-peers holds them.
+speaks the same file protocol as experiments/peers/worker.py but needs no peer library. The tests
+of the real peers run in whichever of this environment and .venv-peers holds the peer; when neither
+does they skip, saying why -- except in CI (CI=true, where .ci/run builds .venv-peers), where a
+missing peer is a failure.
 """
 
 import json
@@ -355,13 +357,14 @@ def test_d2_check_accepts_the_exact_sampler_and_rejects_an_inverted_acceptance_r
 
 
 def _peer_or_skip(name):
+    """The interpreter that runs peer ``name``; skip without one -- fail in CI (CI=true)."""
     try:
         return peers.peer_python(name, install=False)
     except PeerUnavailableError as exc:
-        pytest.skip(
-            f"{exc.message} (create it once: python -c 'from experiments.peers import create_peer_venv; "
-            f"create_peer_venv()')"
-        )
+        how = "create it once with make peers-venv"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but the real-peer tests cannot run: {exc.message} ({how})")
+        pytest.skip(f"{exc.message} ({how})")
 
 
 @pytest.mark.slow
