@@ -4,11 +4,24 @@ Every mechanism is a function ``mechanism(X, k, *, rng, **params) -> MechanismOu
 :func:`get_mechanism` looks one up by its config name, and :class:`PrivatePCA` wraps any of them
 as a scikit-learn estimator.
 
-The public surface, for users and for mechanisms written outside this package, is what this module
-exports (``__all__``): the output and guarantee types, :class:`PreparedData`, the input checks, the
-neighbouring relations and guarantee statuses, the samplers' :class:`ChainConvergenceWarning`, and
-:class:`PrivatePCA`.  The underscore modules are
-internal.
+Two public surfaces, each declared by its ``__all__`` and listed in the documentation:
+
+``mechanisms`` (this module), for users
+    :class:`PrivatePCA` (the estimator), the registry (:data:`MECHANISMS`, :func:`get_mechanism`),
+    the output and guarantee types (:class:`MechanismOutput`, :class:`PrivacyGuarantee`, the values
+    a guarantee may name: :data:`NEIGHBOURING_RELATIONS`, :data:`GUARANTEE_STATUSES`) and the error
+    and warning types (:class:`PrivacyInputError`, :class:`ChainConvergenceWarning`).  Listed in
+    docs/mechanisms.md.
+:mod:`mechanisms.toolkit`, for authors of mechanisms
+    what a mechanism written outside the package needs: the input checks, :class:`PreparedData`,
+    the shared linear algebra, the Gaussian calibration, and the output, guarantee and error types
+    again, so that such a mechanism imports nothing but these two modules.  Listed in
+    docs/own_mechanism.md.
+
+Every other module, the underscore ones above all, is the library's inside: the mechanisms
+themselves are reached through the registry.  The toolkit's input checks, :class:`PreparedData`,
+``second_moment`` and ``ROW_NORM_TOLERANCE`` also resolve here, for code that imported them from
+this module before the toolkit existed; they are not part of this module's surface.
 """
 
 from __future__ import annotations
@@ -19,12 +32,16 @@ from typing import Callable
 from ._base import (
     GUARANTEE_STATUSES,
     NEIGHBOURING_RELATIONS,
-    ROW_NORM_TOLERANCE,
     ChainConvergenceWarning,
     MechanismOutput,
-    PreparedData,
     PrivacyGuarantee,
     PrivacyInputError,
+)
+
+# the toolkit's, resolved here too for code that imported them from here (not in __all__)
+from .toolkit import (  # noqa: F401
+    ROW_NORM_TOLERANCE,
+    PreparedData,
     check_data,
     check_delta,
     check_epsilon,
@@ -74,17 +91,10 @@ __all__ = [
     "GUARANTEE_STATUSES",
     "MECHANISMS",
     "NEIGHBOURING_RELATIONS",
-    "ROW_NORM_TOLERANCE",
     "ChainConvergenceWarning",
     "MechanismOutput",
-    "PreparedData",
     "PrivacyGuarantee",
     "PrivacyInputError",
     "PrivatePCA",
-    "check_data",
-    "check_delta",
-    "check_epsilon",
-    "check_k",
     "get_mechanism",
-    "second_moment",
 ]

@@ -9,13 +9,14 @@ exact L2 sensitivity instead of the paper's eq. (5):
   ‖xxᵀ − yyᵀ‖_F² = ‖x‖⁴ + ‖y‖⁴ − 2(xᵀy)² <= 2 for rows of norm <= 1.
   The release is the upper triangle (diagonal included) of A + N, whose squared L2 change is
   Σ_{i<=j} E_ij² <= ‖E‖_F² <= 2/n²: sensitivity Δ = √2 / n.
-* Each upper-triangular entry of N is N(0, σ²) with σ = ``mechanisms.calibration.gaussian_sigma``
+* Each upper-triangular entry of N is N(0, σ²) with σ = ``mechanisms.toolkit.gaussian_sigma``
   (Δ, ε, δ): the smaller of the zCDP calibration (Bun & Steinke 2016, Prop. 1.3) and, for ε < 1, the
   classical one (Dwork & Roth 2014, Thm A.1).  Guarantee: (ε, δ)-DP, replace-one-row.
 * The eigenvectors are post-processing.
 
-It uses the project's shared helpers (validation, calibration, linear algebra), as a mechanism inside
-the package would; nothing of the harness is edited to run it.
+It uses the project's shared helpers (validation, calibration, linear algebra) through the toolkit for
+mechanism authors, ``mechanisms.toolkit``, and nothing else of the package; nothing of the harness is
+edited to run it.
 """
 
 from __future__ import annotations
@@ -24,17 +25,18 @@ import math
 
 import numpy as np
 
-from mechanisms import (
+from mechanisms.toolkit import (
     MechanismOutput,
     PrivacyGuarantee,
     check_data,
     check_delta,
     check_epsilon,
     check_k,
+    gaussian_sigma,
     second_moment,
+    symmetric_gaussian,
+    top_k_eigenvectors,
 )
-from mechanisms.calibration import gaussian_sigma
-from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
 
 
 def my_gauss_noise_scale(n: int, epsilon: float, delta: float) -> float:
