@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from experiments.audit.contract import check_mechanism
+from experiments.audit.contract import (
+    CONTRACT_CHECKS,
+    MechanismUnderTest,
+    check_declared_guarantee,
+    check_interface,
+    check_mechanism,
+    check_orthonormal_output,
+    check_refuses_bad_input,
+    check_reproducible,
+    check_runs_on_valid_input,
+)
 from mechanisms import MechanismOutput, PrivacyGuarantee
 from mechanisms._base import check_data, check_delta, check_epsilon, check_k, second_moment
 from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
@@ -150,10 +159,8 @@ def test_bad_interface_is_reported():
 
 
 def test_audit_hook_catches_a_mechanism_without_noise():
-    """No noise at all: the small audit's lower bound (about 5-6 with 2000 trials, near the most they can
-    certify, with the fixed-design or the search audit) is far above the claimed 0.5; the correct
-    reference audits at or below its claim."""
-    pytest.importorskip("experiments.audit")
+    """No noise at all: the small search audit's lower bound (about 5-6 with 2000 trials, near the most
+    they can certify) is far above the claimed 0.5; the correct reference audits at or below its claim."""
     bad = check_mechanism(
         no_noise, epsilon=0.5, delta=1e-5, audit_trials=2000, audit_time_budget=10
     )
@@ -162,14 +169,60 @@ def test_audit_hook_catches_a_mechanism_without_noise():
     good = check_mechanism(gauss, epsilon=0.5, delta=1e-5, audit_trials=2000, audit_time_budget=10)
     assert good.status_of("audit") == "passed", str(good)
     assert good.audit["audited_epsilon_lower"] <= 0.5
+    (line,) = [str(r) for r in good.results if r.name == "audit"]
+    assert line.startswith(
+        "PASSED  audit: search audit (experiments.audit.search_audit), 2000 trials per dataset: "
+        "audited epsilon >= "
+    )
 
 
-def test_audit_skipped_with_reason_when_the_package_is_missing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "experiments.audit", None)  # import raises ImportError
-    report = check_mechanism(gauss, epsilon=0.5, delta=1e-5)
-    audit = next(r for r in report.results if r.name == "audit")
-    assert audit.status == "skipped" and "experiments.audit does not import" in audit.detail
-    assert report.ok
+# -- each clause alone --------------------------------------------------------------------------------
+
+
+def test_the_report_is_the_clauses_in_order():
+    """check_mechanism is its clauses run in order: the same results, one clause after another."""
+    report = check_mechanism(not_orthonormal, epsilon=0.5, delta=1e-5, audit=False)
+    m = MechanismUnderTest(not_orthonormal, epsilon=0.5, delta=1e-5)
+    alone = [r for check in CONTRACT_CHECKS for r in check(m)]
+    assert [str(r) for r in report.results] == [str(r) for r in alone] + [
+        "SKIPPED audit: audit=False"
+    ]
+
+
+@pytest.mark.parametrize(
+    "check,fn,failed",
+    [
+        (check_interface, gauss, set()),
+        (check_runs_on_valid_input, gauss, set()),
+        (check_declared_guarantee, data_dependent_guarantee, {"guarantee independent of the data"}),
+        (
+            check_orthonormal_output,
+            not_orthonormal,
+            {
+                "orthonormal d x k output (or ⊥ with status 'bottom')",
+                "orthonormal output for k = 1",
+            },
+        ),
+        (check_reproducible, fixed_seed, {"output depends on the seed"}),
+        (check_refuses_bad_input, wrong_exception, {"refuses NaN in X"}),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_a_clause_alone_fails_exactly_its_cases(check, fn, failed):
+    results = check(MechanismUnderTest(fn, epsilon=0.5, delta=1e-5))
+    assert results and all(r.status in ("passed", "failed") for r in results)
+    assert {r.name for r in results if r.status == "failed"} == failed
+
+
+def test_a_mechanism_that_does_not_run_ends_the_report():
+    def crashes(X, k, *, rng, clip=False):
+        raise RuntimeError("boom")
+
+    report = check_mechanism(crashes)
+    assert [str(r) for r in report.results] == [
+        "PASSED  interface",
+        "FAILED  runs on valid input: RuntimeError: boom",
+    ]
 
 
 def test_module_function_string_and_cli(capsys):

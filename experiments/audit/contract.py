@@ -23,11 +23,16 @@ the types :mod:`mechanisms` exports).  The contract (docs/own_mechanism.md):
 4. **Orthonormal output** — a finite ``d x k`` matrix with orthonormal columns, or ``None`` (⊥) with
    status ``"bottom"``.
 5. **Audit** — a statistical lower bound on ε from many runs on neighbouring datasets must not
-   exceed the claim.  The search audit of ``experiments.audit`` is used
-   when it is importable, with a small trial budget; otherwise the fixed-design audit
-   (:func:`experiments.audit.audit_mechanism`); if neither imports, this part is reported as
-   skipped with the reason.  A small budget only catches gross violations (the bound cannot exceed
-   about log(trials / 2 / log(2/α))); run the full audit (``python run.py experiment=audit``) for more.
+   exceed the claim: the search audit (:func:`experiments.audit.search.search_audit`) with a small
+   trial budget.  A small budget only catches gross violations (the bound cannot exceed about
+   log(trials / 2 / log(2/α))); run the full audit (``python run.py experiment=audit``) for more.
+
+Each clause is a function of the mechanism under test (:class:`MechanismUnderTest`) that returns the
+:class:`CheckResult` of each of its cases: :func:`check_interface`, :func:`check_runs_on_valid_input`,
+:func:`check_declared_guarantee`, :func:`check_orthonormal_output` (before reproducibility, which
+compares outputs), :func:`check_reproducible`, :func:`check_refuses_bad_input` and
+:func:`check_audit`; :func:`check_mechanism` runs them in that order (:data:`CONTRACT_CHECKS`), and
+stops after the first two when they fail (nothing else can run).
 
 Randomness: every run uses ``numpy.random.default_rng([seed, j])`` for a fixed ``j`` per check.
 """
@@ -35,6 +40,7 @@ Randomness: every run uses ``numpy.random.default_rng([seed, j])`` for a fixed `
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import inspect
 import math
@@ -44,16 +50,29 @@ from typing import Any, Callable
 
 import numpy as np
 
+from experiments.audit.search import search_audit
 from mechanisms import NEIGHBOURING_RELATIONS, MechanismOutput, PrivacyGuarantee, get_mechanism
 
-#: names under which ``experiments.audit`` may expose its search audit (tried in order)
-SEARCH_AUDIT_NAMES = ("search_audit", "audit_by_search", "audit_search", "run_search_audit")
 #: tolerance on ``VᵀV = I`` (eigen-solvers give ~1e-14; 1e-8 leaves room for iterative methods)
 ORTHONORMAL_ATOL = 1e-8
+#: how the audit clause names the audit it runs
+AUDIT_KIND = "search audit (experiments.audit.search_audit)"
 
 
 @dataclass
 class CheckResult:
+    """The outcome of one case of a clause.
+
+    Attributes
+    ----------
+    name : str
+        The case, as the report shows it (e.g. ``"refuses NaN in X"``).
+    status : str
+        ``"passed"``, ``"failed"`` or ``"skipped"``.
+    detail : str
+        What was seen (the exception, the declared guarantee, what is wrong); may be empty.
+    """
+
     name: str
     status: str  # "passed" | "failed" | "skipped"
     detail: str = ""
@@ -62,8 +81,25 @@ class CheckResult:
         return f"{self.status.upper():7s} {self.name}" + (f": {self.detail}" if self.detail else "")
 
 
+def _result(name: str, problem: str | None, detail: str = "") -> CheckResult:
+    """``failed`` with ``problem`` as the detail when there is one, else ``passed`` with ``detail``."""
+    return CheckResult(name, "failed" if problem else "passed", problem or detail)
+
+
 @dataclass
 class ContractReport:
+    """The results of :func:`check_mechanism`, in the order the clauses ran.
+
+    Attributes
+    ----------
+    mechanism : str
+        The mechanism's name.
+    results : list of CheckResult
+        One per case.
+    audit : dict or None
+        The audit's full result when the audit ran.
+    """
+
     mechanism: str
     results: list[CheckResult] = field(default_factory=list)
     audit: dict[str, Any] | None = None
@@ -113,6 +149,79 @@ def unit_rows(
     return X / np.linalg.norm(X, axis=1).max()
 
 
+class MechanismUnderTest:
+    """A mechanism with the data and parameters the clauses run it on.
+
+    Parameters
+    ----------
+    mechanism : str or callable
+        A callable, a registry name, or ``"module:function"``.
+    epsilon, delta : float
+        Passed when the function takes them (``params`` may override them).
+    params : dict, optional
+        Further keyword arguments.
+    n, d, k : int
+        The clauses' data: ``n x d`` Gaussian rows with a decaying spectrum and largest row norm 1
+        (:func:`unit_rows`, two datasets from ``default_rng([seed, 1000])``), rank ``k``.
+    seed : int
+        Every run draws from ``default_rng([seed, j])`` for the clause's ``j``.
+
+    Attributes
+    ----------
+    name : str
+    fn : callable
+    kwargs : dict
+        The keyword arguments of every run (``params``, with ε and δ where ``fn`` takes them).
+    takes_epsilon, takes_delta : bool
+    X, X_other : ndarray
+        Two datasets of the same shape.
+    audit : dict or None
+        The audit's full result, once :func:`check_audit` ran it.
+    """
+
+    def __init__(
+        self,
+        mechanism: str | Callable[..., MechanismOutput],
+        *,
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        params: dict | None = None,
+        n: int = 60,
+        d: int = 5,
+        k: int = 2,
+        seed: int = 0,
+    ) -> None:
+        self.name, self.fn = _resolve(mechanism)
+        self.epsilon, self.n, self.d, self.k, self.seed = epsilon, n, d, k, seed
+        self.kwargs = dict(params or {})
+        self.takes_epsilon, self.takes_delta = (
+            _accepts(self.fn, "epsilon"),
+            _accepts(self.fn, "delta"),
+        )
+        if self.takes_epsilon:
+            self.kwargs.setdefault("epsilon", epsilon)
+        if self.takes_delta:
+            self.kwargs.setdefault("delta", delta)
+        rng = np.random.default_rng([seed, 1000])
+        self.X = unit_rows(n, d, rng)
+        self.X_other = unit_rows(n, d, rng)
+        self.audit: dict[str, Any] | None = None
+
+    def run(self, X, k: Any = None, j: int = 0, **over) -> Any:
+        """``fn(X, k, rng=default_rng([seed, j]), **kwargs)`` with ``over`` replacing keyword arguments."""
+        k = self.k if k is None else k
+        return self.fn(X, k, rng=np.random.default_rng([self.seed, j]), **{**self.kwargs, **over})
+
+    @functools.cached_property
+    def first(self) -> Any:
+        """The output on ``X`` with ``j = 0``: run once, compared by several clauses."""
+        return self.run(self.X)
+
+    @property
+    def guarantee(self) -> Any:
+        return getattr(self.first, "guarantee", None)
+
+
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
@@ -159,6 +268,206 @@ def _check_guarantee(g: Any) -> str | None:
     return None
 
 
+# -- the clauses, in the order check_mechanism runs them ----------------------------------------------
+
+
+def check_interface(m: MechanismUnderTest) -> list[CheckResult]:
+    """The signature ``f(X, k, *, rng, clip=False, **params)``: ``rng`` and ``clip`` are accepted."""
+    missing = [p for p in ("rng", "clip") if not _accepts(m.fn, p)]
+    problem = (
+        f"f(X, k, *, rng, clip=False, **params) expected; missing {missing}" if missing else None
+    )
+    return [_result("interface", problem)]
+
+
+def check_runs_on_valid_input(m: MechanismUnderTest) -> list[CheckResult]:
+    """The mechanism returns on valid data (its output is :attr:`MechanismUnderTest.first`)."""
+    try:
+        m.first
+    except Exception as exc:  # noqa: BLE001 - reported, not hidden
+        return [CheckResult("runs on valid input", "failed", f"{type(exc).__name__}: {exc}")]
+    return [CheckResult("runs on valid input", "passed")]
+
+
+def check_declared_guarantee(m: MechanismUnderTest) -> list[CheckResult]:
+    """Clause 1: a valid declared guarantee and, when it is valid, the same one on other data."""
+    g = m.guarantee
+    problem = _check_guarantee(g)
+    requested = (
+        ""
+        if problem or not m.takes_epsilon or g.epsilon == m.epsilon
+        else f" (requested epsilon={m.epsilon:g}: the declared one is what the harness records)"
+    )
+    detail = "" if problem else f"epsilon={g.epsilon:g}, delta={g.delta:g}, {g.neighbouring}"
+    results = [_result("declared guarantee", problem, detail + requested)]
+    if not problem:
+        other = getattr(m.run(m.X_other), "guarantee", None)
+        results.append(
+            _result(
+                "guarantee independent of the data",
+                None if other == g else f"{g} on one dataset, {other} on another",
+            )
+        )
+    return results
+
+
+def check_orthonormal_output(m: MechanismUnderTest) -> list[CheckResult]:
+    """Clause 4: an orthonormal ``d x k`` output (or ⊥ with status ``"bottom"``), and for ``k = 1``."""
+    return [
+        _result(
+            "orthonormal d x k output (or ⊥ with status 'bottom')", _check_output(m.first, m.d, m.k)
+        ),
+        _result("orthonormal output for k = 1", _check_output(m.run(m.X, k=1, j=2), m.d, 1)),
+    ]
+
+
+def check_reproducible(m: MechanismUnderTest) -> list[CheckResult]:
+    """Clause 3: the same seed gives the same output; a private mechanism's output depends on the seed."""
+    same = _same(m.first.components, m.run(m.X).components)
+    results = [
+        _result("same seed, same output", None if same else "two runs with the same seed differ")
+    ]
+    g = m.guarantee
+    if isinstance(g, PrivacyGuarantee) and math.isfinite(g.epsilon) and g.epsilon > 0:
+        outs = [m.run(m.X, j=j).components for j in (3, 4, 5)]
+        seed_free = all(_same(outs[0], o) for o in outs[1:])
+        data_dependent = not _same(outs[0], m.run(m.X_other, j=3).components)
+        deterministic = seed_free and data_dependent and outs[0] is not None
+        results.append(
+            _result(
+                "output depends on the seed",
+                "three seeds give the same output, which changes with the data: a deterministic "
+                "function of the data is not differentially private"
+                if deterministic
+                else None,
+            )
+        )
+    return results
+
+
+def _refusal(label: str, call: Callable[[], Any]) -> CheckResult:
+    """``passed`` when ``call`` raises a ``ValueError``."""
+    try:
+        call()
+    except ValueError as exc:
+        return CheckResult(f"refuses {label}", "passed", f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001
+        return CheckResult(
+            f"refuses {label}",
+            "failed",
+            f"raised {type(exc).__name__} ({exc}), expected a ValueError such as PrivacyInputError",
+        )
+    return CheckResult(f"refuses {label}", "failed", "accepted (no exception)")
+
+
+def _clipping_problem(m: MechanismUnderTest, X_big: np.ndarray) -> str | None:
+    """What is wrong with ``clip=True`` on ``X_big``: its output must be the one on the rows
+    projected onto the unit ball."""
+    clipped = m.run(X_big, clip=True, j=6)
+    projected = X_big / np.maximum(1.0, np.linalg.norm(X_big, axis=1, keepdims=True))
+    ref = m.run(projected, j=6)
+    problem = _check_output(clipped, m.d, m.k)
+    if problem is None and not (clipped.components is None and ref.components is None):
+        if (
+            clipped.components is None
+            or ref.components is None
+            or not np.allclose(clipped.components, ref.components, atol=1e-10)
+        ):
+            return "output with clip=True differs from the output on the rows projected onto the unit ball"
+    return problem
+
+
+def check_refuses_bad_input(m: MechanismUnderTest) -> list[CheckResult]:
+    """Clause 2: a ``ValueError`` for each bad ε, δ, k and dataset; rows of norm exactly 1 accepted;
+    ``clip=True`` the projection onto the unit ball."""
+    X, d = m.X, m.d
+    bad: list[tuple[str, Callable[[], Any]]] = []
+    if m.takes_epsilon:
+        for e in (0.0, -1.0, float("nan"), float("inf")):
+            bad.append((f"epsilon={e}", lambda e=e: m.run(X, epsilon=e)))
+    if m.takes_delta:
+        for dl in (0.0, 1.0, -0.1, float("nan")):
+            bad.append((f"delta={dl}", lambda dl=dl: m.run(X, delta=dl)))
+    for kk in (0, d, d + 1, 1.5):
+        bad.append((f"k={kk} (d={d})", lambda kk=kk: m.run(X, k=kk)))
+    X_nan, X_inf, X_big = X.copy(), X.copy(), X.copy()
+    X_nan[3, 1] = np.nan
+    X_inf[5, 0] = np.inf
+    X_big[7] *= 1.5 / np.linalg.norm(X_big[7])
+    bad += [
+        ("NaN in X", lambda: m.run(X_nan)),
+        ("inf in X", lambda: m.run(X_inf)),
+        ("a row of norm 1.5 > 1 (clip=False)", lambda: m.run(X_big, clip=False)),
+        ("empty X (0 rows)", lambda: m.run(np.zeros((0, d)))),
+        ("1-D X", lambda: m.run(X[0])),
+    ]
+    results = [_refusal(label, call) for label, call in bad]
+    try:
+        problem = _check_output(m.run(X / np.linalg.norm(X, axis=1, keepdims=True)), d, m.k)
+    except Exception as exc:  # noqa: BLE001
+        problem = f"{type(exc).__name__}: {exc}"
+    results.append(_result("accepts rows of norm exactly 1", problem))
+    try:
+        problem = _clipping_problem(m, X_big)
+    except Exception as exc:  # noqa: BLE001
+        problem = f"{type(exc).__name__}: {exc}"
+    results.append(_result("clip=True projects rows onto the unit ball", problem))
+    return results
+
+
+def check_audit(
+    m: MechanismUnderTest,
+    *,
+    trials: int = 2000,
+    confidence: float = 0.95,
+    time_budget: float = 30.0,
+) -> list[CheckResult]:
+    """Clause 5: the search audit's lower bound on ε, at a small budget, does not exceed the claim.
+
+    The search gets ``trials`` certifying runs per dataset, ``max(100, trials // 10)`` calibration
+    runs per candidate design, 4 random designs and ``time_budget`` seconds of calibration; its full
+    result is kept in ``m.audit`` (None when it raised).
+    """
+    calls = {key: m.kwargs[key] for key in ("epsilon", "delta") if key in m.kwargs}
+    extra = {key: value for key, value in m.kwargs.items() if key not in ("epsilon", "delta")}
+    try:
+        result = search_audit(
+            m.fn,
+            trials=int(trials),
+            seed=int(m.seed),
+            confidence=float(confidence),
+            calibration_trials=max(100, int(trials) // 10),
+            n_random=4,
+            time_budget=float(time_budget),
+            **calls,
+            **extra,
+        )
+    except Exception as exc:  # noqa: BLE001
+        return [CheckResult("audit", "failed", f"{AUDIT_KIND} raised {type(exc).__name__}: {exc}")]
+    m.audit = dict(result)
+    lower, claimed = float(result["audited_epsilon_lower"]), float(result["claimed_epsilon"])
+    violation = bool(result["violation"])
+    detail = (
+        f"{AUDIT_KIND}, {trials} trials per dataset: audited epsilon >= {lower:.3g} at confidence "
+        f"{result['confidence']:g}, claimed {claimed:g}"
+    )
+    status = "failed" if violation else "passed"
+    return [CheckResult("audit", status, ("VIOLATION: " if violation else "") + detail)]
+
+
+#: the clauses before the audit, in the order :func:`check_mechanism` runs them
+CONTRACT_CHECKS = (
+    check_interface,
+    check_runs_on_valid_input,
+    check_declared_guarantee,
+    check_orthonormal_output,
+    check_reproducible,
+    check_refuses_bad_input,
+)
+#: the clauses whose failure ends the report (the others need a mechanism that runs)
+GATES = (check_interface, check_runs_on_valid_input)
+
+
 def check_mechanism(
     mechanism: str | Callable[..., MechanismOutput],
     *,
@@ -176,286 +485,45 @@ def check_mechanism(
 ) -> ContractReport:
     """Run the contract (module docstring) on ``mechanism`` and return a :class:`ContractReport`.
 
-    ``mechanism``: a callable, a registry name, or ``"module:function"``.  ``epsilon``/``delta`` are
-    passed when the function takes them; ``params`` are further keyword arguments.  The functional
-    checks use ``n x d`` Gaussian data with a decaying spectrum and largest row norm 1, rank ``k``.
-    ``audit_trials`` runs per dataset
-    for the audit (``audit=False`` leaves it out; it is then reported as skipped); a search audit also
-    gets ``trials // 10`` calibration runs per candidate, 4 random designs and ``audit_time_budget``
-    seconds of calibration.
+    Parameters
+    ----------
+    mechanism : str or callable
+        A callable, a registry name, or ``"module:function"``.
+    epsilon, delta : float
+        Passed when the function takes them.
+    params : dict, optional
+        Further keyword arguments.
+    n, d, k : int
+        The functional checks use ``n x d`` Gaussian data with a decaying spectrum and largest row
+        norm 1, rank ``k``.
+    seed : int
+        The seed of every run (:class:`MechanismUnderTest`).
+    audit : bool
+        ``False`` leaves the audit out (it is then reported as skipped).
+    audit_trials, audit_confidence, audit_time_budget
+        The audit's budget (:func:`check_audit`).
+
+    Returns
+    -------
+    ContractReport
     """
-    name, fn = _resolve(mechanism)
-    report = ContractReport(name)
-    add = report.results.append
-    kwargs = dict(params or {})
-    takes_eps, takes_delta = _accepts(fn, "epsilon"), _accepts(fn, "delta")
-    if takes_eps:
-        kwargs.setdefault("epsilon", epsilon)
-    if takes_delta:
-        kwargs.setdefault("delta", delta)
-
-    def run(X, kk=k, j=0, **over):
-        return fn(X, kk, rng=np.random.default_rng([seed, j]), **{**kwargs, **over})
-
-    # 0. interface
-    missing = [p for p in ("rng", "clip") if not _accepts(fn, p)]
-    if missing:
-        add(
-            CheckResult(
-                "interface",
-                "failed",
-                f"f(X, k, *, rng, clip=False, **params) expected; missing {missing}",
-            )
-        )
-        return report
-    add(CheckResult("interface", "passed"))
-
-    rng = np.random.default_rng([seed, 1000])
-    X = unit_rows(n, d, rng)
-    X_other = unit_rows(n, d, rng)
-    try:
-        first = run(X)
-    except Exception as exc:  # noqa: BLE001 - reported, not hidden
-        add(CheckResult("runs on valid input", "failed", f"{type(exc).__name__}: {exc}"))
-        return report
-    add(CheckResult("runs on valid input", "passed"))
-
-    # 1. declared guarantee, independent of the data
-    problem = _check_guarantee(getattr(first, "guarantee", None))
-    g = getattr(first, "guarantee", None)
-    detail = problem or (
-        f"epsilon={g.epsilon:g}, delta={g.delta:g}, {g.neighbouring}"
-        + (
-            ""
-            if not takes_eps or g.epsilon == epsilon
-            else f" (requested epsilon={epsilon:g}: the declared one is what the harness records)"
-        )
+    m = MechanismUnderTest(
+        mechanism, epsilon=epsilon, delta=delta, params=params, n=n, d=d, k=k, seed=seed
     )
-    add(CheckResult("declared guarantee", "failed" if problem else "passed", detail))
-    if not problem:
-        other = run(X_other)
-        same_g = getattr(other, "guarantee", None) == g
-        add(
-            CheckResult(
-                "guarantee independent of the data",
-                "passed" if same_g else "failed",
-                ""
-                if same_g
-                else f"{g} on one dataset, {getattr(other, 'guarantee', None)} on another",
-            )
-        )
-
-    # 4. orthonormal output (checked before reproducibility, which compares outputs)
-    problem = _check_output(first, d, k)
-    add(
-        CheckResult(
-            "orthonormal d x k output (or ⊥ with status 'bottom')",
-            "failed" if problem else "passed",
-            problem or "",
-        )
-    )
-    k1 = run(X, kk=1, j=2)
-    problem = _check_output(k1, d, 1)
-    add(
-        CheckResult(
-            "orthonormal output for k = 1", "failed" if problem else "passed", problem or ""
-        )
-    )
-
-    # 3. reproducibility
-    again = run(X)
-    add(
-        CheckResult(
-            "same seed, same output",
-            "passed" if _same(first.components, again.components) else "failed",
-            ""
-            if _same(first.components, again.components)
-            else "two runs with the same seed differ",
-        )
-    )
-    if (
-        g is not None
-        and isinstance(g, PrivacyGuarantee)
-        and math.isfinite(g.epsilon)
-        and g.epsilon > 0
-    ):
-        outs = [run(X, j=j).components for j in (3, 4, 5)]
-        seed_free = all(_same(outs[0], o) for o in outs[1:])
-        data_dependent = not _same(outs[0], run(X_other, j=3).components)
-        if seed_free and data_dependent and outs[0] is not None:
-            add(
-                CheckResult(
-                    "output depends on the seed",
-                    "failed",
-                    "three seeds give the same output, which changes with the data: a deterministic "
-                    "function of the data is not differentially private",
-                )
-            )
-        else:
-            add(CheckResult("output depends on the seed", "passed"))
-
-    # 2. refusal of bad input
-    bad: list[tuple[str, Callable[[], Any]]] = []
-    if takes_eps:
-        for e in (0.0, -1.0, float("nan"), float("inf")):
-            bad.append((f"epsilon={e}", lambda e=e: run(X, epsilon=e)))
-    if takes_delta:
-        for dl in (0.0, 1.0, -0.1, float("nan")):
-            bad.append((f"delta={dl}", lambda dl=dl: run(X, delta=dl)))
-    for kk in (0, d, d + 1, 1.5):
-        bad.append((f"k={kk} (d={d})", lambda kk=kk: run(X, kk=kk)))
-    X_nan, X_inf = X.copy(), X.copy()
-    X_nan[3, 1] = np.nan
-    X_inf[5, 0] = np.inf
-    X_big = X.copy()
-    X_big[7] *= 1.5 / np.linalg.norm(X_big[7])
-    bad += [
-        ("NaN in X", lambda: run(X_nan)),
-        ("inf in X", lambda: run(X_inf)),
-        ("a row of norm 1.5 > 1 (clip=False)", lambda: run(X_big, clip=False)),
-        ("empty X (0 rows)", lambda: run(np.zeros((0, d)))),
-        ("1-D X", lambda: run(X[0])),
-    ]
-    for label, call in bad:
-        try:
-            call()
-        except ValueError as exc:
-            add(CheckResult(f"refuses {label}", "passed", f"{type(exc).__name__}: {exc}"))
-        except Exception as exc:  # noqa: BLE001
-            add(
-                CheckResult(
-                    f"refuses {label}",
-                    "failed",
-                    f"raised {type(exc).__name__} ({exc}), expected a ValueError such as PrivacyInputError",
-                )
-            )
-        else:
-            add(CheckResult(f"refuses {label}", "failed", "accepted (no exception)"))
-    # boundary and clipping
-    X_unit = X / np.linalg.norm(X, axis=1, keepdims=True)
-    try:
-        problem = _check_output(run(X_unit), d, k)
-    except Exception as exc:  # noqa: BLE001
-        problem = f"{type(exc).__name__}: {exc}"
-    add(
-        CheckResult(
-            "accepts rows of norm exactly 1", "failed" if problem else "passed", problem or ""
-        )
-    )
-    try:
-        clipped = run(X_big, clip=True, j=6)
-        projected = X_big / np.maximum(1.0, np.linalg.norm(X_big, axis=1, keepdims=True))
-        ref = run(projected, j=6)
-        problem = _check_output(clipped, d, k)
-        if (
-            problem is None
-            and not (clipped.components is None and ref.components is None)
-            and (
-                clipped.components is None
-                or ref.components is None
-                or not np.allclose(clipped.components, ref.components, atol=1e-10)
-            )
-        ):
-            problem = "output with clip=True differs from the output on the rows projected onto the unit ball"
-    except Exception as exc:  # noqa: BLE001
-        problem = f"{type(exc).__name__}: {exc}"
-    add(
-        CheckResult(
-            "clip=True projects rows onto the unit ball",
-            "failed" if problem else "passed",
-            problem or "",
-        )
-    )
-
-    # 5. audit
+    report = ContractReport(m.name)
+    for check in CONTRACT_CHECKS:
+        results = check(m)
+        report.results += results
+        if check in GATES and any(r.status == "failed" for r in results):
+            return report
     if not audit:
-        add(CheckResult("audit", "skipped", "audit=False"))
+        report.results.append(CheckResult("audit", "skipped", "audit=False"))
     else:
-        _audit(report, fn, kwargs, audit_trials, audit_confidence, seed, audit_time_budget)
+        report.results += check_audit(
+            m, trials=audit_trials, confidence=audit_confidence, time_budget=audit_time_budget
+        )
+        report.audit = m.audit
     return report
-
-
-def _audit(
-    report: ContractReport,
-    fn: Callable,
-    kwargs: dict,
-    trials: int,
-    confidence: float,
-    seed: int,
-    time_budget: float,
-) -> None:
-    try:
-        audit_module = importlib.import_module("experiments.audit")
-    except Exception as exc:  # noqa: BLE001 - a missing or broken audit package is reported
-        report.results.append(
-            CheckResult(
-                "audit",
-                "skipped",
-                f"experiments.audit does not import ({type(exc).__name__}: {exc})",
-            )
-        )
-        return
-    search = next(
-        (getattr(audit_module, a) for a in SEARCH_AUDIT_NAMES if hasattr(audit_module, a)), None
-    )
-    if search is not None:
-        kind, audit_fn = f"search audit (experiments.audit.{search.__name__})", search
-    elif hasattr(audit_module, "audit_mechanism"):
-        kind, audit_fn = (
-            (
-                "fixed-design audit (experiments.audit.audit_mechanism; no search audit found under "
-                f"{', '.join(SEARCH_AUDIT_NAMES)})"
-            ),
-            audit_module.audit_mechanism,
-        )
-    else:
-        report.results.append(
-            CheckResult(
-                "audit",
-                "skipped",
-                "experiments.audit has neither a search audit "
-                f"({', '.join(SEARCH_AUDIT_NAMES)}) nor audit_mechanism",
-            )
-        )
-        return
-    sig = inspect.signature(audit_fn).parameters
-    # a small budget: the search's calibration phase and random designs are cut down too, and it
-    # stops calibrating after ``time_budget`` seconds (passed only to audits that take them)
-    options = {
-        "trials": int(trials),
-        "seed": int(seed),
-        "confidence": float(confidence),
-        "calibration_trials": max(100, int(trials) // 10),
-        "n_random": 4,
-        "time_budget": float(time_budget),
-    }
-    call = {key: value for key, value in options.items() if key in sig}
-    for key in ("epsilon", "delta"):
-        if key in kwargs:
-            call[key] = kwargs[key]
-    extra = {key: value for key, value in kwargs.items() if key not in ("epsilon", "delta")}
-    try:
-        result = audit_fn(fn, **call, **extra)
-    except Exception as exc:  # noqa: BLE001
-        report.results.append(
-            CheckResult("audit", "failed", f"{kind} raised {type(exc).__name__}: {exc}")
-        )
-        return
-    report.audit = dict(result)
-    lower = float(result.get("audited_epsilon_lower", result.get("epsilon_lower", float("nan"))))
-    claimed = float(result.get("claimed_epsilon", float("nan")))
-    violation = bool(result.get("violation", lower > claimed))
-    detail = (
-        f"{kind}, {trials} trials per dataset: audited epsilon >= {lower:.3g} at confidence "
-        f"{result.get('confidence', confidence):g}, claimed {claimed:g}"
-    )
-    report.results.append(
-        CheckResult(
-            "audit",
-            "failed" if violation else "passed",
-            ("VIOLATION: " if violation else "") + detail,
-        )
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
