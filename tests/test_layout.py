@@ -20,7 +20,7 @@ PACKAGE = REPO / "experiments"
 #: the rooms from the bottom up: a room imports only rooms listed before it
 LAYERS = ("base", "data", "store", "runs", "peers", "audit", "figures", "app")
 #: modules directly under experiments/ that every room may import
-BASE_MODULES = ("errors", "threads")
+BASE_MODULES = ("errors", "threads", "paths")
 #: the package's ``__init__`` (registers the command line's schema) sits above every room
 TOP = "experiments"
 

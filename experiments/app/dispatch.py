@@ -23,7 +23,10 @@ def run_experiment(cfg: DictConfig):
     with pinned_blas():
         if "rerun" in cfg:
             return rerun(cfg)
+        store = ResultStore(results_root(cfg))
+        # a records/ that cannot be written stops the run in one line before anything is computed
+        store.check_writable()
         # a worker killed mid-write (an earlier crashed sweep) leaves a temporary: remove it if its writer is dead
-        ResultStore(results_root(cfg)).clean_stale_temporaries()
+        store.clean_stale_temporaries()
         fn = instantiate(cfg.experiment.run)
         return fn(cfg)

@@ -13,8 +13,9 @@ Public API::
 Raw files are looked up, in order, in
 
 1. ``data_dir`` (argument) or ``$PRIVPCA_DATA_DIR``,
-2. the project's ``data/raw/`` (earlier downloads),
-3. the UCI archive (only if ``download=True``), downloaded into ``data/raw/``.
+2. :data:`RAW_DIR` (earlier downloads: the checkout's ``data/raw/``, or ``<user cache>/data/raw/``
+   for an installed copy; :mod:`experiments.paths`),
+3. the UCI archive (only if ``download=True``), downloaded into :data:`RAW_DIR`.
 
 Each location uses the same layout (``<dir>/kddcup99/kddcup.data_10_percent[.gz]`` ...; see
 :data:`RAW_FILES`); every file may be gzip-compressed (``.gz``) or plain.
@@ -36,7 +37,8 @@ its declared maximum, every row by sqrt(85); no statistic of the data enters, so
 row changes one preprocessed row and d is fixed.
 
 The preprocessed matrix is cached under ``cache_dir`` (default ``$PRIVPCA_CACHE_DIR``, else
-``<repo>/data/cache``), keyed by data set, split, preprocessing version and the sha256 of the raw
+:data:`CACHE_DIR`: the checkout's ``data/cache``, or ``<user cache>/data/cache`` for an installed
+copy), keyed by data set, split, preprocessing version and the sha256 of the raw
 (uncompressed) files.  The cache stores the matrix's nonzero entries (their bits, float64) and
 their positions in a compressed ``.npz``: loading gives the same matrix bit for bit, and the
 one-hot columns, mostly zeros, make it small (kddcup 3.6 MB instead of 490 MB as a dense array).
@@ -61,6 +63,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.errors import UserError
+from experiments.paths import CACHE_ENV_VAR, default_cache_dir, raw_data_dir
 
 DATASETS = ("kddcup", "census", "localization", "insurance")
 
@@ -68,11 +71,10 @@ DATASETS = ("kddcup", "census", "localization", "insurance")
 PREPROCESSING_VERSION = "csspca-v1"
 
 ENV_VAR = "PRIVPCA_DATA_DIR"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-RAW_DIR = REPO_ROOT / "data" / "raw"
-CACHE_DIR = REPO_ROOT / "data" / "cache"
-#: environment variable naming another cache directory (the tests point it at a temporary one)
-CACHE_ENV_VAR = "PRIVPCA_CACHE_DIR"
+#: where raw files are downloaded to (:func:`experiments.paths.raw_data_dir`)
+RAW_DIR = raw_data_dir()
+#: the preprocessed cache without ``$PRIVPCA_CACHE_DIR`` (:func:`experiments.paths.default_cache_dir`)
+CACHE_DIR = default_cache_dir()
 
 #: Table 1 of the paper: n, d, k, q_F(V_k), and the last column (which is q_F(V_k)/tr(A)).
 PAPER_TABLE1: dict[str, dict[str, float]] = {
@@ -783,7 +785,7 @@ def _cache_path(
 
 
 def cache_dir_default() -> Path:
-    """``$PRIVPCA_CACHE_DIR`` when set, else ``<repo>/data/cache``."""
+    """``$PRIVPCA_CACHE_DIR`` when set, else :data:`CACHE_DIR`."""
     value = os.environ.get(CACHE_ENV_VAR)
     return Path(value).expanduser() if value else CACHE_DIR
 

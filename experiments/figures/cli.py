@@ -31,6 +31,7 @@ from experiments.figures.tables import (
     utility_vs_epsilon_table,
     utility_vs_n_table,
 )
+from experiments.paths import config_dir
 from experiments.store.provenance import REPO_ROOT as REPO
 from experiments.store.store import ResultStore
 
@@ -95,7 +96,7 @@ DRAWINGS = {
 
 def scale_names() -> list[str]:
     """The scales of ``conf/scale/`` (what ``--scale`` may name)."""
-    return sorted(p.stem for p in (REPO / "conf" / "scale").glob("*.yaml"))
+    return sorted(p.stem for p in (config_dir() / "scale").glob("*.yaml"))
 
 
 def check_store_arguments(

@@ -3,6 +3,11 @@
 :func:`record_provenance` is the one stamp every runner adds to every record it writes: the resolved
 config, the package versions, the git commit, the BLAS libraries and threads
 (:func:`experiments.threads.blas_provenance`, which ``+rerun`` compares) and the time.
+
+Code run from the project's checkout is named by its git commit (:func:`git_commit`).  An
+installed copy (``pip install .``, :func:`experiments.paths.is_checkout` false) has no commit: its
+records hold ``"git_commit": null``, and its code is named by the installed distribution's version,
+``versions["privpca"]`` (:func:`package_versions`), which every record holds.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ import platform
 import subprocess
 import time
 from importlib import metadata
-from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.paths import SOURCE_ROOT, checkout_root
 from experiments.threads import blas_provenance
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+#: the folder holding the packages: the checkout's root when running from one
+#: (:data:`experiments.paths.SOURCE_ROOT`; configs and results: :mod:`experiments.paths`)
+REPO_ROOT = SOURCE_ROOT
 PACKAGES = (
     "numpy",
     "scipy",
@@ -45,15 +52,28 @@ def package_versions() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1)
-def git_commit() -> str:
-    """HEAD commit of the project, with ``+dirty`` when tracked files have uncommitted changes."""
+def git_commit() -> str | None:
+    """HEAD commit of the project's checkout, with ``+dirty`` when tracked files have uncommitted
+    changes.
+
+    Returns
+    -------
+    str or None
+        The commit; ``"unknown"`` for a checkout git cannot read; None for an installed copy
+        (:func:`experiments.paths.checkout_root` is None), whose code is named by
+        ``versions["privpca"]`` instead (never by the commit of a repository that happens to
+        enclose ``site-packages``).
+    """
+    root = checkout_root()
+    if root is None:
+        return None
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO_ROOT,
+            cwd=root,
             capture_output=True,
             text=True,
             timeout=10,
@@ -85,7 +105,7 @@ def record_provenance(cfg: DictConfig, timestamp: str | None = None) -> dict:
     -------
     dict
         ``config`` (the resolved config), ``versions`` (:func:`package_versions`), ``git_commit``
-        (:func:`git_commit`), ``provenance`` (the BLAS libraries and thread count,
+        (:func:`git_commit`: None for an installed copy), ``provenance`` (the BLAS libraries and thread count,
         :func:`experiments.threads.blas_provenance`, which ``+rerun`` reads) and ``timestamp``.
     """
     return {

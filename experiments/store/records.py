@@ -15,14 +15,16 @@ from typing import Any, NamedTuple
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.paths import results_root as _results_root
 from experiments.store.compat import keyed_mechanism_params
-from experiments.store.provenance import REPO_ROOT, record_provenance
+from experiments.store.provenance import record_provenance
 from experiments.store.store import ResultStore
 
 
 def results_root(cfg: DictConfig) -> Path:
-    p = Path(cfg.results_dir)
-    return p if p.is_absolute() else REPO_ROOT / p
+    """The results store of ``cfg``: its ``results_dir``, a relative one taken from the checkout's
+    root, or from the current directory for an installed copy (:func:`experiments.paths.results_root`)."""
+    return _results_root(cfg.results_dir)
 
 
 def components_digest(V: np.ndarray | None) -> str | None:

@@ -16,6 +16,7 @@ they start, so a resumed sweep leaves no debris).
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -126,6 +127,35 @@ class ResultStore:
 
     def path(self, rid: str) -> Path:
         return self.records_dir / f"{rid}.json"
+
+    def check_writable(self) -> None:
+        """Raise :class:`~experiments.errors.StoreWriteError` unless records can be written.
+
+        Creates ``records/`` (and the store) when missing and a temporary file in it, removed at
+        once; a run calls this before its work starts, so a store that would refuse its records
+        (``records/`` read-only, or a file) stops it before anything is computed.
+
+        Raises
+        ------
+        StoreWriteError
+            One line naming ``records/`` and the system's reason; ``errno`` is the system's.
+        """
+        try:
+            if self.records_dir.exists() and not self.records_dir.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(
+                prefix=_temporary_prefix(), suffix=".part", dir=self.records_dir
+            )
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as exc:
+            err = StoreWriteError(
+                f"records cannot be written to {self.records_dir} ({exc.strerror or exc}); nothing "
+                "was computed: make it writable, or choose another results_dir"
+            )
+            err.errno = exc.errno
+            raise err from None
 
     def has(self, run_key: dict) -> bool:
         """Whether the record of ``run_key`` is stored.  A damaged file under its name is moved to
