@@ -93,6 +93,11 @@ class PrivacyGuarantee:
     (``private_sketch``'s ``paper``), and the ``note`` says which.  True does **not** mean that ε
     is tight: most ``paper`` calibrations are conservative (their exact ε(δ) is smaller:
     docs/calibration.md).  Wherever a result is shown, use ``status``.
+
+    ``rho`` is set only by a mechanism whose native guarantee is ρ-zCDP (Bun & Steinke 2016): it
+    records that ρ, and ``epsilon``/``delta`` are then the (ε, δ)-DP guarantee the ρ certifies
+    (:func:`mechanisms.calibration.zcdp_epsilon_tight`, docs/calibration.md).  ``None`` (the
+    default) for every other mechanism, whose :meth:`as_dict` then has no ``rho`` key at all.
     """
 
     epsilon: float
@@ -101,6 +106,7 @@ class PrivacyGuarantee:
     exact: bool = True
     note: str = ""
     status: str = "proven"
+    rho: float | None = None
 
     def __post_init__(self) -> None:
         if self.neighbouring not in NEIGHBOURING_RELATIONS:
@@ -112,9 +118,17 @@ class PrivacyGuarantee:
             raise ValueError(
                 f"unknown guarantee status {self.status!r}; valid: {sorted(GUARANTEE_STATUSES)}"
             )
+        if self.rho is not None and not (
+            isinstance(self.rho, (int, float)) and math.isfinite(self.rho) and self.rho > 0
+        ):
+            raise ValueError(f"rho must be a finite number > 0 or None, got {self.rho!r}")
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        if d["rho"] is None:  # only zCDP mechanisms record rho: other records keep their keys
+            del d["rho"]
+        else:
+            d["rho"] = float(d["rho"])
         # JSON has no infinity: write it as a string that pandas/json round-trip.
         if math.isinf(d["epsilon"]):
             d["epsilon"] = "inf"
@@ -137,12 +151,18 @@ class MechanismOutput:
     private**: never publish them beside the release, never put them into error messages.
 
     Each mechanism's docstring lists which of its fields are in which part.
+
+    **A released covariance** — ``covariance``: a ``d x d`` estimate of the second moment that the
+    guarantee covers, set only by a mechanism that releases one (``None`` for every other); kept out
+    of ``release`` so that records, which store ``release`` as JSON, stay small.  A mechanism declares
+    that it releases a covariance by setting it (``PrivateCovariance`` refuses one that does not).
     """
 
     components: np.ndarray | None
     guarantee: PrivacyGuarantee
     release: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    covariance: np.ndarray | None = None
 
     @property
     def status(self) -> str:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
+
 from ._base import PrivacyInputError, check_delta, check_epsilon
 
 #: ``calibration`` values of the Gaussian mechanisms: the paper's sufficient formula (default, the
@@ -356,3 +358,104 @@ def sketch_lift_tight(epsilon: float, delta: float, r: int) -> float:
     while f(math.log(w)) > 0:  # brentq's root may sit on the wrong side by its tolerance
         w *= 1.0 + 1e-9
     return w
+
+
+# ---------------------------------------------------------------------------------------------
+# ρ-zCDP mechanisms: the (ε, δ) a ρ certifies, and the largest ρ that certifies an (ε, δ)
+# ---------------------------------------------------------------------------------------------
+
+#: Rényi orders at which a ρ-zCDP guarantee (RDP ε(α) = ρα for every α > 1, Bun & Steinke 2016,
+#: Definition 1.1) is converted: 4,000 geometrically spaced orders in [1.02, 10⁶] (ratio 1.0045
+#: between neighbours), which holds the optimum α* ≈ 1 + sqrt(ln(1/δ)/ρ) for every ρ in
+#: [10⁻⁹, 10³] and δ in [10⁻³⁰, 0.5).
+ZCDP_ORDERS: tuple[float, ...] = tuple(
+    float(1.02 * (1e6 / 1.02) ** (i / 3999)) for i in range(4000)
+)
+
+
+@lru_cache(maxsize=4096)
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    acc = RdpAccountant(orders=list(ZCDP_ORDERS))
+    acc.compose(dp_accounting.ZCDpEvent(rho))
+    return float(acc.get_epsilon(delta))
+
+
+def zcdp_epsilon_tight(rho: float, delta: float) -> float:
+    """The ε at ``delta`` that ρ-zCDP certifies: dp-accounting's RDP accountant on a
+    ``ZCDpEvent(ρ)`` over :data:`ZCDP_ORDERS`.
+
+    The accountant applies, at each order α, the conversion of Canonne, Kamath & Steinke (2020,
+    Proposition 12) / Asoodeh et al. (2021): ε = ρα + ln(1 − 1/α) − ln(δα)/(α − 1), and takes the
+    minimum over the orders.  It is never larger than Bun & Steinke's closed form
+    ρ + 2 sqrt(ρ ln(1/δ)) (:func:`zcdp_to_epsilon`, the α-optimum of the basic conversion), which
+    tests/test_zcdp.py checks.  Any order gives a valid ε, so the finite grid only costs tightness.
+    """
+    dl = check_delta(delta)
+    try:
+        r = float(rho)
+    except (TypeError, ValueError):
+        raise PrivacyInputError(f"rho must be a number, got {rho!r}") from None
+    if not (math.isfinite(r) and r > 0):
+        raise PrivacyInputError(f"rho must be a finite number > 0, got {rho!r}")
+    return _zcdp_epsilon(r, dl)
+
+
+def _zcdp_epsilon_fast(rho: float, delta: float) -> float:
+    """The accountant's conversion (see :func:`zcdp_epsilon_tight`) vectorised over the same
+    orders, for the bisection of :func:`zcdp_rho_tight`, whose end point the library then checks;
+    tests/test_zcdp.py holds the two to a relative 1e-12."""
+    a = np.asarray(ZCDP_ORDERS)
+    eps = rho * a + np.log1p(-1.0 / a) - np.log(delta * a) / (a - 1.0)
+    return max(0.0, float(eps.min()))
+
+
+@lru_cache(maxsize=4096)
+def zcdp_rho_tight(epsilon: float, delta: float) -> float:
+    """The largest ρ whose conversion :func:`zcdp_epsilon_tight` (ρ, δ) is at most ε: the ρ at
+    which a ρ-zCDP mechanism runs to be (ε, δ)-DP.
+
+    Bisection on ρ (the converted ε increases with ρ at every order, so with their minimum), started
+    from Bun & Steinke's ρ (:func:`zcdp_rho_for`, which certifies ε since the accountant's
+    conversion is tighter), to a relative width of 1e-12; the lower end, which certifies, is
+    returned.  A ρ larger by a relative 1e-9 does not certify ε (tested).
+    """
+    eps, dl = check_epsilon(epsilon), check_delta(delta)
+    lo = zcdp_rho_for(eps, dl)
+    if _zcdp_epsilon_fast(lo, dl) > eps:  # pragma: no cover - the accountant is tighter (tested)
+        raise RuntimeError("the RDP conversion is looser than Bun-Steinke's: dp-accounting changed")
+    hi = 2.0 * lo
+    while _zcdp_epsilon_fast(hi, dl) <= eps:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-13 * lo:
+        mid = 0.5 * (lo + hi)
+        if _zcdp_epsilon_fast(mid, dl) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    # the library itself must certify the returned ρ (its scalar arithmetic may round otherwise)
+    while _zcdp_epsilon(lo, dl) > eps:  # pragma: no cover - at most a few ulps
+        lo *= 1.0 - 1e-12
+    return lo
+
+
+def zcdp_budget(
+    epsilon: float | None, delta: float, rho: float | None
+) -> tuple[float, float, float]:
+    """``(rho, epsilon, delta)`` a ρ-zCDP mechanism runs at and records.
+
+    ``rho`` None: ρ = :func:`zcdp_rho_tight` (ε, δ), the largest that certifies (ε, δ), and the
+    recorded ε is the requested one.  ``rho`` given: the mechanism runs at that ρ and the recorded ε
+    is :func:`zcdp_epsilon_tight` (ρ, δ) (``epsilon`` is then not used: the harness passes its
+    configured ε to every mechanism).
+    """
+    dl = check_delta(delta)
+    if rho is None:
+        if epsilon is None:
+            raise PrivacyInputError("give epsilon (with delta) or rho")
+        eps = check_epsilon(epsilon)
+        return zcdp_rho_tight(eps, dl), eps, dl
+    eps = zcdp_epsilon_tight(rho, dl)
+    return float(rho), eps, dl
