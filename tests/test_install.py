@@ -87,7 +87,21 @@ def test_the_cache_variable_overrides_the_default_cache(monkeypatch, tmp_path):
     assert paths.cache_dir() == paths.default_cache_dir()
 
 
+def _register_schema() -> None:
+    """Register the command line's typed schema, which ``conf/config.yaml``'s defaults list names
+    (:mod:`experiments.app.schema`, or the command line module that holds it)."""
+    import importlib
+
+    for module in ("experiments.app.schema", "experiments.app.cli"):
+        try:
+            importlib.import_module(module).register_schema()
+            return
+        except ImportError:
+            continue
+
+
 def _hydra_dirs(overrides: list[str]) -> tuple[str, str]:
+    _register_schema()
     with initialize_config_dir(config_dir=str(paths.config_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
     return str(cfg.hydra.run.dir), str(cfg.hydra.sweep.dir)
@@ -148,6 +162,7 @@ def test_a_run_checks_its_store_before_any_work(tmp_path, monkeypatch):
         raise AssertionError("the experiment started although its records cannot be written")
 
     monkeypatch.setattr(dispatch, "instantiate", no_work)
+    _register_schema()
     with initialize_config_dir(config_dir=str(paths.config_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"results_dir={tmp_path}"])
     with pytest.raises(StoreWriteError):
@@ -221,6 +236,12 @@ PROBE = textwrap.dedent(
         from hydra import compose, initialize_config_dir
         from experiments.app.dispatch import run_experiment
 
+        for module in ("experiments.app.schema", "experiments.app.cli"):  # the typed schema
+            try:
+                importlib.import_module(module).register_schema()
+                break
+            except ImportError:
+                continue
         with initialize_config_dir(config_dir=str(paths.config_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=["results_dir=out"])
         run_experiment(cfg)
