@@ -24,9 +24,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from experiments.audit.bounds import audit_scores
-from experiments.audit.common import PEER_NAMES, accepted_params, audit_params, resolve, verdict
-from experiments.audit.designs import AUDIT_PARAMS, AuditDesign, design_for, gaussian_design
+from experiments.audit.common import accepted_params, audit_params, resolve, verdict
+from experiments.audit.designs import AuditDesign, design_for, gaussian_design
 from experiments.audit.search import search_audit
+from experiments.audit.settings import AuditSettings
 from experiments.audit.statistics import STATISTICS
 from experiments.audit.variants import (
     PLANTED_VARIANTS,
@@ -41,11 +42,6 @@ from experiments.audit.whitebox import whitebox_audit
 from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
 
 log = logging.getLogger(__name__)
-
-#: revision of the search and white-box audits in their records' keys: 2 adds the bit-level and release
-#: statistics and the heavy-axis designs to the search, and the exact-ε(δ) verdict and the 32-row
-#: online stream to the white-box audit, so that a stored record of revision 1 is not shown as theirs
-AUDIT_REVISION = 2
 
 
 def run_trials(
@@ -173,222 +169,148 @@ def available_mechanisms() -> tuple[list[str], dict[str, str]]:
     return ok, skipped
 
 
+def audited_mechanism(s: AuditSettings) -> str | Callable[..., MechanismOutput]:
+    """The mechanism the audit runs: the registry name, or the known-broken variant ``s`` asks for
+    (a variant, else the noise scaled by ``noise_factor``, else the norm check bypassed for
+    ``row_norm > 1``)."""
+    if s.variant == "noise_cut":
+        kept = {
+            key: value
+            for key, value in s.mechanism_params.items()
+            if key not in ("keep_subspaces", "iterations", "block_size")
+        }
+        # the cut is found on the white-box design the audit then runs
+        n = s.n if s.mode == "whitebox" else None
+        return noise_cut(s.mechanism, overshoot=s.overshoot, n=n, **kept)
+    if s.variant in SUBSPACE_EXACT_VARIANTS:
+        return subspace_exact_variant(str(s.variant))
+    if s.variant in PLANTED_VARIANTS:
+        return planted_variant(str(s.variant), s.mechanism)
+    if s.noise_factor is not None:
+        return miscalibrated(s.mechanism, s.noise_factor)
+    if s.row_norm > 1.0:
+        return bypass_norm_check(s.mechanism)
+    return s.mechanism
+
+
+def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
+    """Run the audit of ``s.mode`` on ``mech`` with the keyword arguments ``params``; the result
+    with the mechanism's audit name, the mode and the verdict."""
+    params = dict(params)
+    common = {
+        "epsilon": params.pop("epsilon", None),
+        "delta": params.pop("delta", None),
+        "trials": s.trials,
+        "confidence": s.confidence,
+        "seed": s.seed,
+    }
+    if s.mode == "design":
+        res = audit_mechanism(
+            mech,
+            **common,
+            calibration_fraction=s.calibration_fraction,
+            d=s.d,
+            n=s.n,
+            k=s.k,
+            row_norm=s.row_norm,
+            design_name=s.mechanism,
+            design_epsilon=s.design_epsilon,
+            **params,
+        )
+    elif s.mode == "search":
+        res = search_audit(
+            mech,
+            **common,
+            calibration_trials=s.calibration_trials,
+            n_random=s.n_random,
+            use_catalogue=s.use_catalogue,
+            time_budget=None if s.time_budget is None else float(s.time_budget),
+            **params,
+        )
+    else:
+        for key in ("iterations", "block_size", "keep_subspaces"):
+            params.pop(key, None)
+        res = whitebox_audit(
+            mech, **common, calibration_fraction=s.calibration_fraction, n=s.n, **params
+        )
+    res["mechanism"] = getattr(mech, "audit_name", s.mechanism)
+    res.setdefault("mode", s.mode)
+    res.setdefault(
+        "verdict",
+        verdict(
+            res["claimed_epsilon"], res["audited_epsilon_lower"], bool(res.get("at_ceiling", False))
+        ),
+    )
+    return res
+
+
+def _log_audit(record: dict) -> None:
+    """The audit's line: the claim, the bound, the budget and the verdict."""
+    exact = (
+        f", exact epsilon(delta) of the noisy statistic {record['exact_epsilon']:.4f}"
+        if "exact_epsilon" in record
+        else ""
+    )
+    log.info(
+        "audit[%s] %s: claimed epsilon %s (delta %g, %s), audited lower bound %.4f at confidence %.3g "
+        "(%d trials per dataset, %.1f s)%s: %s",
+        record.get("mode", "design"),
+        record["mechanism"],
+        record["claimed_epsilon"],
+        record["delta"],
+        record["neighbouring"],
+        record["audited_epsilon_lower"],
+        record["confidence"],
+        record["trials"],
+        record["seconds"],
+        exact,
+        record["verdict"],
+    )
+
+
 def run_audit(cfg) -> dict:
     """``python run.py experiment=audit mechanism=NAME``: audit one mechanism, store and print the result.
 
-    The mechanism is ``experiment.mechanism`` (any registry name) if set, otherwise the
-    ``mechanism`` config group (its ``fn`` parameters are used).  ``experiment.mode`` picks the audit
-    (design / search / whitebox, module docstring); ``experiment.variant`` (noise_cut, unfixed),
-    ``experiment.noise_factor`` and ``experiment.row_norm > 1`` audit known-broken variants (all must be
-    caught).  ``experiment.epsilon_cap`` lowers ε for mechanisms whose theorem needs a smaller one
-    (Analyze Gauss: ε < 1).
-    """
-    from omegaconf import OmegaConf
+    Parameters
+    ----------
+    cfg : DictConfig
+        The config composed with ``experiment=audit`` (:class:`~experiments.audit.settings.AuditSettings`
+        reads it): the mechanism is ``experiment.mechanism`` (any registry name) if set, otherwise
+        the ``mechanism`` config group (its ``fn`` parameters are used); ``experiment.mode`` picks
+        the audit (design / search / whitebox, module docstring); ``experiment.variant``,
+        ``experiment.noise_factor`` and ``experiment.row_norm > 1`` audit known-broken variants (all
+        must be caught); ``experiment.epsilon_cap`` lowers ε for mechanisms whose theorem needs a
+        smaller one (Analyze Gauss: ε < 1).
 
+    Returns
+    -------
+    dict
+        The record (stored before, or written now: ``written``), without its config.
+    """
     from experiments.runs.show import emit
     from experiments.store.provenance import record_provenance
-    from experiments.store.records import mechanism_params, results_root
+    from experiments.store.records import results_root
     from experiments.store.store import ResultStore, record_id
 
-    e = cfg.experiment
-    if e.get("mechanism"):
-        name = str(e.mechanism)
-        params = {"epsilon": float(cfg.epsilon), "delta": float(cfg.delta)}
-    else:
-        name = str(cfg.mechanism.name)
-        params = mechanism_params(cfg)
-    mode = str(e.get("mode", "design"))
-    if mode not in ("design", "search", "whitebox"):
-        raise ValueError(f"experiment.mode must be design, search or whitebox, got {mode!r}")
-    if name in PEER_NAMES and (
-        mode != "design"
-        or e.get("variant") is not None
-        or e.get("noise_factor") is not None
-        or float(e.get("row_norm", 1.0)) > 1.0
-    ):
-        raise ValueError(
-            f"{name} is a peer (run in its own process): it is audited with experiment.mode=design "
-            "and no variant, noise_factor or row_norm"
-        )
-    if int(e.trials) < 2:  # each dataset's runs are split between choosing the event and the bound
-        raise ValueError(f"experiment.trials must be an integer >= 2, got {e.trials!r}")
-    # the audit's settings (AUDIT_PARAMS) win over the group's defaults; experiment.mechanism_params win over both
-    params.update(AUDIT_PARAMS.get(name, {}))
-    extra = e.get("mechanism_params")
-    if extra is not None:
-        params.update(OmegaConf.to_container(extra, resolve=True))
-    params.pop("progress", None)
-    caps = e.get("epsilon_cap")
-    cap = None if caps is None else caps.get(name)
-    capped = False
-    if (
-        cap is not None
-        and "epsilon" in params
-        and params["epsilon"] is not None
-        and params["epsilon"] > cap
-    ):
-        params["epsilon"], capped = float(cap), True
-    noise_factor = e.get("noise_factor")
-    row_norm = float(e.get("row_norm", 1.0))
-    variant = e.get("variant")
-    overshoot = float(e.get("overshoot", 1.25))
-    if variant == "noise_cut":
-        mech = noise_cut(
-            name,
-            overshoot=overshoot,
-            # the cut is found on the white-box design the audit then runs
-            n=int(e.n) if (mode == "whitebox" and e.get("n") is not None) else None,
-            **{
-                kk: v
-                for kk, v in params.items()
-                if kk not in ("keep_subspaces", "iterations", "block_size")
-            },
-        )
-    elif variant in SUBSPACE_EXACT_VARIANTS:
-        if name != "subspace_exact":
-            raise ValueError(
-                f"experiment.variant={variant} is a known-broken subspace_exact (mechanism subspace_exact)"
-            )
-        mech = subspace_exact_variant(str(variant))
-    elif variant in PLANTED_VARIANTS:
-        mech = planted_variant(str(variant), name)
-    elif variant is not None:
-        raise ValueError(
-            "experiment.variant must be null, noise_cut or one of "
-            f"{sorted(SUBSPACE_EXACT_VARIANTS) + sorted(PLANTED_VARIANTS)}, got {variant!r}"
-        )
-    elif noise_factor is not None:
-        mech = miscalibrated(name, float(noise_factor))
-    elif row_norm > 1.0:
-        mech = bypass_norm_check(name)
-    else:
-        mech = name
-    _, fn = resolve(mech)
-    params = accepted_params(fn, params)
-    key = {
-        "experiment": str(e.name),
-        "mechanism": name,
-        "mechanism_params": dict(params),
-        "trials": int(e.trials),
-        "confidence": float(e.confidence),
-        "seed": int(cfg.seed),
-        "d": int(e.d),
-        "n": None if e.get("n") is None else int(e.n),
-        "k": int(e.k),
-        "row_norm": row_norm,
-        "noise_factor": None if noise_factor is None else float(noise_factor),
-        "calibration_fraction": float(e.calibration_fraction),
-        "design_epsilon": e.get("design_epsilon"),
-    }
-    if (
-        mode != "design" or variant is not None
-    ):  # keys of the new modes (old records keep their ids)
-        key.update(
-            mode=mode,
-            variant=variant,
-            overshoot=overshoot,
-            calibration_trials=int(e.get("calibration_trials", 300)),
-            n_random=int(e.get("n_random", 12)),
-            use_catalogue=bool(e.get("use_catalogue", True)),
-            time_budget=e.get("time_budget"),
-        )
-        if mode != "design":
-            key["audit_revision"] = AUDIT_REVISION
+    s = AuditSettings.from_config(cfg)
+    mech = audited_mechanism(s)
+    params = accepted_params(resolve(mech)[1], s.mechanism_params)
+    key = s.run_key(params)
     store = ResultStore(results_root(cfg))
-    rid = record_id(key)
     if store.has(key):
-        record = store.get(rid)
+        record = store.get(record_id(key))
         record["written"] = False
     else:
-        params = dict(params)
-        eps = params.pop("epsilon", None)
-        dl = params.pop("delta", None)
-        n = None if e.get("n") is None else int(e.n)
-        if mode == "design":
-            res = audit_mechanism(
-                mech,
-                epsilon=eps,
-                delta=dl,
-                trials=int(e.trials),
-                confidence=float(e.confidence),
-                seed=int(cfg.seed),
-                calibration_fraction=float(e.calibration_fraction),
-                d=int(e.d),
-                n=n,
-                k=int(e.k),
-                row_norm=row_norm,
-                design_name=name,
-                design_epsilon=e.get("design_epsilon"),
-                **params,
-            )
-        elif mode == "search":
-            res = search_audit(
-                mech,
-                epsilon=eps,
-                delta=dl,
-                trials=int(e.trials),
-                calibration_trials=int(e.get("calibration_trials", 300)),
-                n_random=int(e.get("n_random", 12)),
-                use_catalogue=bool(e.get("use_catalogue", True)),
-                time_budget=None if e.get("time_budget") is None else float(e.time_budget),
-                seed=int(cfg.seed),
-                confidence=float(e.confidence),
-                **params,
-            )
-        else:
-            for kk in ("iterations", "block_size", "keep_subspaces"):
-                params.pop(kk, None)
-            res = whitebox_audit(
-                mech,
-                epsilon=eps,
-                delta=dl,
-                trials=int(e.trials),
-                confidence=float(e.confidence),
-                seed=int(cfg.seed),
-                calibration_fraction=float(e.calibration_fraction),
-                n=n,
-                **params,
-            )
-        res["mechanism"] = getattr(mech, "audit_name", name)
-        res.setdefault("mode", mode)
-        res.setdefault(
-            "verdict",
-            verdict(
-                res["claimed_epsilon"],
-                res["audited_epsilon_lower"],
-                bool(res.get("at_ceiling", False)),
-            ),
-        )
         record = {
             "run_key": key,
-            "experiment": str(e.name),
-            **res,
-            "epsilon_capped": capped,
+            "experiment": s.name,
+            **_audit(s, mech, params),
+            "epsilon_capped": s.epsilon_capped,
             **record_provenance(cfg),
         }
-        rid, written = store.write(record)
-        record["record_id"], record["written"] = rid, written
+        record["record_id"], record["written"] = store.write(record)
     if not cfg.quiet:
-        extra_txt = (
-            f", exact epsilon(delta) of the noisy statistic {record['exact_epsilon']:.4f}"
-            if "exact_epsilon" in record
-            else ""
-        )
-        log.info(
-            "audit[%s] %s: claimed epsilon %s (delta %g, %s), audited lower bound %.4f at confidence %.3g "
-            "(%d trials per dataset, %.1f s)%s: %s",
-            record.get("mode", "design"),
-            record["mechanism"],
-            record["claimed_epsilon"],
-            record["delta"],
-            record["neighbouring"],
-            record["audited_epsilon_lower"],
-            record["confidence"],
-            record["trials"],
-            record["seconds"],
-            extra_txt,
-            record["verdict"],
-        )
+        _log_audit(record)
     out = {k: v for k, v in record.items() if k not in ("config",)}
     emit(out, cfg)
     return out
