@@ -63,6 +63,12 @@ MECHANISMS: dict[str, str] = {
     "private_sketch": "mechanisms.private_sketch:private_sketch",
     "subspace_exact": "mechanisms.subspace.exact:subspace_exact",
     "subspace_approx": "mechanisms.subspace.approx:subspace_approx",
+    "gauss_cov": "mechanisms.dong_cov:gauss_cov",
+    "separate_cov": "mechanisms.dong_cov:separate_cov",
+    "adaptive_cov": "mechanisms.dong_cov:adaptive_cov",
+    "lap_cov": "mechanisms.dong_cov:lap_cov",
+    "separate_lap_cov": "mechanisms.dong_cov:separate_lap_cov",
+    "coinpress_cov": "mechanisms.coinpress:coinpress_cov",
 }
 
 

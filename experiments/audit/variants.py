@@ -58,6 +58,24 @@ NOISE_FUNCTIONS = {  # every noise-scale function a call may use, for each calib
     "streaming_power": ("mechanisms.streaming_power", "streaming_power_noise_scale"),
     # the singular-value lift w plays the noise: Z = Φ[X; wI] has rows N(0, XᵀX + w²I)
     "private_sketch": ("mechanisms.private_sketch", ("private_sketch_lift", "sketch_lift_tight")),
+    # Dong, Liang & Yi's covariance mechanisms and CoinPress (docs/covariance.md)
+    "gauss_cov": ("mechanisms.dong_cov", "gauss_cov_noise_scale"),
+    "separate_cov": ("mechanisms.dong_cov", ("gauss_cov_noise_scale", "eigenvalue_noise_scale")),
+    "adaptive_cov": (
+        "mechanisms.dong_cov",
+        (
+            "gauss_cov_noise_scale",
+            "eigenvalue_noise_scale",
+            "trace_noise_scale",
+            "svt_threshold_scale",
+        ),
+    ),
+    "lap_cov": ("mechanisms.dong_cov", "lap_cov_noise_scale"),
+    "separate_lap_cov": (
+        "mechanisms.dong_cov",
+        ("lap_cov_noise_scale", "lap_eigenvalue_noise_scale"),
+    ),
+    "coinpress_cov": ("mechanisms.coinpress", "coinpress_noise_scale"),
 }
 
 

@@ -334,6 +334,13 @@ TAPS: dict[str, Tap] = {
         _streaming_releases,
         uses_rng_normal=True,
     ),
+    # GaussCov (Dong, Liang & Yi 2022): one Gaussian release of the upper triangle of XᵀX/n
+    "gauss_cov": Tap(
+        "mechanisms.dong_cov",
+        ("symmetric_gaussian", "top_k_eigenvectors"),
+        "gaussian",
+        _sym_releases,
+    ),
     "private_sketch": Tap(
         "mechanisms.private_sketch",
         ("orthonormalize", "private_sketch_lift"),
