@@ -44,7 +44,7 @@ def _sampler_check_without_peers(kappa, draws, seed, timeout, peers):
 @pytest.fixture
 def all_kinds(tmp_path, monkeypatch):
     """One record of each kind, each written by its real runner at the smallest size."""
-    monkeypatch.setattr(D, "RAW_DIR", tmp_path / "raw_empty")
+    monkeypatch.setattr(D.sources, "RAW_DIR", tmp_path / "raw_empty")
     monkeypatch.setattr(T, "table1", functools.partial(T.table1, cache_dir=tmp_path / "cache"))
     monkeypatch.setattr(peers_runner, "accounting_check", _fake_accounting)
     monkeypatch.setattr(peers_runner, "bingham_d2_check", _sampler_check_without_peers)

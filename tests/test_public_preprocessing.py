@@ -20,14 +20,13 @@ from experiments.data.uci import (
     TIC_COLUMNS,
     TIC_PUBLIC_ROW_BOUND,
     DataCorruptError,
-    _parse_insurance,
-    _parse_insurance_public,
     guarantee_scope,
     insurance_public_matrix,
     load_dataset,
     scale_rows_and_columns,
     tic_declared_codes,
 )
+from experiments.data.uci.parsers import _parse_insurance, _parse_insurance_public
 from experiments.errors import UserError
 from experiments.runs.rerun import rerun
 from experiments.runs.rerun_check import differences

@@ -33,7 +33,7 @@ REQUIRED = [
 
 
 def test_table1_on_fixtures(tmp_path, monkeypatch):
-    monkeypatch.setattr(D, "RAW_DIR", tmp_path / "raw_empty")
+    monkeypatch.setattr(D.sources, "RAW_DIR", tmp_path / "raw_empty")
     df = table1(FIXTURES, cache_dir=tmp_path)
     assert list(df.columns[: len(REQUIRED)]) == REQUIRED and list(df.columns) == COLUMNS
     assert list(df["dataset"]) == list(D.DATASETS)
@@ -44,7 +44,7 @@ def test_table1_on_fixtures(tmp_path, monkeypatch):
 
 
 def test_table1_skips_missing(tmp_path, monkeypatch):
-    monkeypatch.setattr(D, "RAW_DIR", tmp_path / "raw_empty")
+    monkeypatch.setattr(D.sources, "RAW_DIR", tmp_path / "raw_empty")
     monkeypatch.delenv("PRIVPCA_DATA_DIR", raising=False)
     ddir = tmp_path / "d"
     (ddir / "kddcup99").mkdir(parents=True)
