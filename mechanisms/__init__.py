@@ -7,7 +7,8 @@ as a scikit-learn estimator.
 Two public surfaces, each declared by its ``__all__`` and listed in the documentation:
 
 ``mechanisms`` (this module), for users
-    :class:`PrivatePCA` (the estimator), the registry (:data:`MECHANISMS`, :func:`get_mechanism`),
+    :class:`PrivatePCA` (the estimator), :class:`PrivateCovariance` (the covariance estimator, for
+    the mechanisms that release a covariance), the registry (:data:`MECHANISMS`, :func:`get_mechanism`),
     the output and guarantee types (:class:`MechanismOutput`, :class:`PrivacyGuarantee`, the values
     a guarantee may name: :data:`NEIGHBOURING_RELATIONS`, :data:`GUARANTEE_STATUSES`) and the error
     and warning types (:class:`PrivacyInputError`, :class:`ChainConvergenceWarning`).  Listed in
@@ -57,6 +58,7 @@ MECHANISMS: dict[str, str] = {
     "analyze_gauss": "mechanisms.analyze_gauss:analyze_gauss",
     "ppca": "mechanisms.ppca:ppca",
     "ppca_iterative": "mechanisms.ppca_iterative:ppca_iterative",
+    "amin_cov": "mechanisms.amin_cov:amin_cov",
     "noisy_power": "mechanisms.noisy_power:noisy_power",
     "streaming_power": "mechanisms.streaming_power:streaming_power",
     "online_pca": "mechanisms.online_pca:online_pca",
@@ -85,11 +87,15 @@ def get_mechanism(name: str) -> Callable[..., MechanismOutput]:
 
 
 def __getattr__(name: str):
-    # PrivatePCA needs scikit-learn: import it only when it is asked for
+    # the estimators need scikit-learn: import them only when they are asked for
     if name == "PrivatePCA":
         from .estimator import PrivatePCA
 
         return PrivatePCA
+    if name == "PrivateCovariance":
+        from .covariance_estimator import PrivateCovariance
+
+        return PrivateCovariance
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -101,6 +107,7 @@ __all__ = [
     "MechanismOutput",
     "PrivacyGuarantee",
     "PrivacyInputError",
+    "PrivateCovariance",
     "PrivatePCA",
     "get_mechanism",
 ]

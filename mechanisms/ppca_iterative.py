@@ -41,7 +41,47 @@ from .bingham import sample_vector_bingham
 from .calibration import ppca_concentration
 from .linalg import null_space_basis
 
-__all__ = ["ppca_iterative"]
+__all__ = ["ppca_iterative", "sample_iterative_eigenvectors"]
+
+
+def sample_iterative_eigenvectors(
+    A: np.ndarray, scales: list[float], *, rng: np.random.Generator
+) -> tuple[np.ndarray, list[float]]:
+    """The iterative sampler: draw v_j ∝ exp(s_j · vᵀ P_j A P_j v) on the unit sphere of range(P_j).
+
+    Step j = 1..m (m = ``len(scales)``): N is an orthonormal basis of the complement of v_1..v_{j-1}
+    (the identity for j = 1), z is one exact vector-Bingham draw with parameter s_j · NᵀAN
+    (:func:`mechanisms.bingham.sample_vector_bingham`) and v_j = N z.  The concentrations s_j are
+    the caller's (its privacy calibration); this function draws, it calibrates nothing.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+        Symmetric matrix (the second moment).
+    scales : list of float
+        The concentration of each step, m <= d of them.
+    rng : numpy.random.Generator
+        Source of the m rejection samplers, used in step order.
+
+    Returns
+    -------
+    V : ndarray of shape (d, m)
+        v_1..v_m, orthonormalised by a QR step with the signs of R's diagonal fixed positive.
+    rates : list of float
+        The acceptance rate of each rejection sampler (depends on A: not private).
+    """
+    d = A.shape[0]
+    m = len(scales)
+    V = np.zeros((d, m))
+    rates = []
+    for j, scale in enumerate(scales):
+        N = np.eye(d) if j == 0 else null_space_basis(V[:, :j])
+        M = scale * (N.T @ A @ N)
+        z, sinfo = sample_vector_bingham((M + M.T) / 2, rng=rng, return_info=True)
+        rates.append(sinfo["acceptance_rate"])
+        V[:, j] = N @ z
+    Qv, R = np.linalg.qr(V)
+    return Qv * np.sign(np.diag(R)), rates
 
 
 def ppca_iterative(
@@ -86,16 +126,7 @@ def ppca_iterative(
     eps_step = eps / k
     scale = ppca_concentration(n, eps_step)
     t0 = time.perf_counter()
-    V = np.zeros((d, k))
-    rates = []
-    for j in range(k):
-        N = np.eye(d) if j == 0 else null_space_basis(V[:, :j])
-        M = scale * (N.T @ A @ N)
-        z, sinfo = sample_vector_bingham((M + M.T) / 2, rng=rng, return_info=True)
-        rates.append(sinfo["acceptance_rate"])
-        V[:, j] = N @ z
-    Qv, R = np.linalg.qr(V)
-    V = Qv * np.sign(np.diag(R))
+    V, rates = sample_iterative_eigenvectors(A, [scale] * k, rng=rng)
     lam1 = float(np.linalg.eigvalsh(A)[-1])
     release = {
         "status": "ok",

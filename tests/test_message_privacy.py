@@ -36,6 +36,7 @@ CONFIGS: dict[str, tuple[str, int, dict[str, Any]]] = {
     "ppca": ("ppca", 2, {"epsilon": EPS, "iterations": 8, "n_chains": 2, "progress": False}),
     "ppca_exact": ("ppca", 1, {"epsilon": EPS}),
     "ppca_iterative": ("ppca_iterative", 1, {"epsilon": EPS}),
+    "amin_cov": ("amin_cov", 1, {"epsilon": EPS, "rank": 4}),
     "noisy_power": ("noisy_power", 1, {"epsilon": EPS, "delta": DELTA}),
     "noisy_power_add_remove": (
         "noisy_power",

@@ -22,6 +22,7 @@ PARAMS = {
     "analyze_gauss": {"epsilon": EPS, "delta": DELTA},
     "ppca": {"epsilon": EPS, "sampler": "exact"},
     "ppca_iterative": {"epsilon": EPS},
+    "amin_cov": {"epsilon": EPS},
     "noisy_power": {"epsilon": EPS, "delta": DELTA},
     "streaming_power": {
         "epsilon": EPS,
@@ -76,7 +77,7 @@ def test_every_mechanism_has_test_parameters():
 
 def test_output_has_no_legacy_info():
     fields = {f.name for f in dataclasses.fields(MechanismOutput)}
-    assert fields == {"components", "guarantee", "release", "diagnostics"}
+    assert fields == {"components", "guarantee", "release", "diagnostics", "covariance"}
 
 
 def _containers(X):
