@@ -435,11 +435,11 @@ def adaptive_cov(
     if not 0.0 < beta < 1.0:
         raise PrivacyInputError(f"beta must be a number in (0, 1), got {beta!r}")
     X, n, d, k, n_clipped = _prepare(X, k, clip)
-    A = _second_moment(X)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
 
-    # 1. the trace (ρ/8)
-    tr = float(np.trace(A)) + trace_noise_scale(n, rho / 8.0) * float(rng.standard_normal())
+    # 1. the trace (ρ/8): tr(Σ) = (1/n) Σ ‖x_i‖²
+    tr = float(np.sum(sq)) / n + trace_noise_scale(n, rho / 8.0) * float(rng.standard_normal())
     tr = min(max(tr + math.sqrt(8.0 / rho * math.log(8.0 / beta)) / n, 1e-16), 1.0)
 
     # 2. the clipping level by AboveThreshold (ρ/8)
@@ -467,8 +467,10 @@ def adaptive_cov(
 
     # 3. the covariance of the clipped rows (3ρ/4)
     over = norms > radius
-    Xc = X.copy()
-    Xc[over] *= (radius / norms[over])[:, None]
+    Xc = X
+    if over.any():
+        Xc = X.copy()
+        Xc[over] *= (radius / norms[over])[:, None]
     Ac = _second_moment(Xc)
     sep = 2.0**-j * sep1 + 4.0**-j * sep2
     gauss = 4.0**-j * gauss1
