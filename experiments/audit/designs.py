@@ -255,6 +255,7 @@ def subspace_approx_design(epsilon: float, delta: float, *, d: int = 2) -> Audit
 DESIGN_OF = {
     "ppca": "bingham",
     "ppca_iterative": "bingham",
+    "amin_cov": "bingham",  # its eigenvector is an exponential-mechanism draw with score Σ(vᵀx)²
     "subspace_exact": "subspace_exact",
     "subspace_approx": "subspace_approx",
     # the peers release eigenvectors drawn by a (vector) Bingham sampler, like PPCA

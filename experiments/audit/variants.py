@@ -122,7 +122,7 @@ def miscalibrated(name: str, noise_factor: float = 0.5) -> Callable[..., Mechani
         def broken(X, k, **params):
             with _patched(module, names, wrap):
                 return fn(X, k, **params)
-    elif name in ("ppca", "ppca_iterative"):
+    elif name in ("ppca", "ppca_iterative", "amin_cov"):
 
         @functools.wraps(fn)
         def broken(X, k, *, epsilon, **params):
@@ -382,3 +382,60 @@ def planted_variant(kind: str, mechanism: str | None = None) -> Callable[..., Me
     broken.audit_name = label
     broken.audit_design = name
     return broken
+
+
+# ---------------------------------------------------------------------------------------------
+# Known-broken calibrations of amin_cov (Amin et al. 2019), each with its claim unchanged
+# ---------------------------------------------------------------------------------------------
+
+
+def amin_cov_variant(kind: str) -> Callable[..., MechanismOutput]:
+    """A known-broken ``amin_cov`` (:data:`AMIN_COV_VARIANTS`), labelled for the audit.
+
+    ``no_eigenvalue_noise``: the eigenvalues released without their Laplace noise (true ε = ∞ on any
+    pair whose eigenvalues differ).  ``reference_constants``: the constants of Google's reference code
+    (docs/amin_cov.md): exponent 2ε_i·uᵀXᵀXu (8 times the paper's ε_i/4) and Laplace noise of scale
+    1/ε_0 on XᵀX's eigenvalues (the add/remove sensitivity) under the replace-one claim; with k = 1
+    and the half split its eigenvector alone is 4ε_1 = 2ε-DP.  ``add_remove_laplace``: only the
+    Laplace scale of add/remove (sensitivity 1, not 2); broken for two or more released eigenvalues
+    (the pair of tests/test_amin_cov.py moves two eigenvalues by 1 each), which the search's
+    one-coordinate statistics do not combine: docs/amin_cov.md.
+    """
+    if kind not in AMIN_COV_VARIANTS:
+        raise ValueError(f"unknown amin_cov variant {kind!r}; valid: {sorted(AMIN_COV_VARIANTS)}")
+    sens, coef, label = AMIN_COV_VARIANTS[kind]
+    fn = get_mechanism("amin_cov")
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        with _patched("mechanisms.amin_cov", ["eigenvalue_sensitivity"], sens):
+            with _patched("mechanisms.amin_cov", ["exponent_coefficient"], coef):
+                return fn(X, k, **params)
+
+    broken.audit_name = label
+    broken.audit_design = "amin_cov"
+    return broken
+
+
+def _keep(g):
+    return g
+
+
+#: experiment.variant -> (wrapper of eigenvalue_sensitivity, wrapper of exponent_coefficient, label)
+AMIN_COV_VARIANTS = {
+    "no_eigenvalue_noise": (
+        lambda g: lambda r, calibration="paper": 0.0,
+        _keep,
+        "amin_cov[eigenvalues without noise]",
+    ),
+    "reference_constants": (
+        lambda g: lambda r, calibration="paper": 1.0,
+        lambda g: lambda epsilon_i, calibration="paper": 2.0 * epsilon_i,
+        "amin_cov[reference code's constants: exponent 2 eps_i, Laplace 1/eps_0]",
+    ),
+    "add_remove_laplace": (
+        lambda g: lambda r, calibration="paper": g(r, calibration) / 2.0,
+        _keep,
+        "amin_cov[add/remove Laplace scale under replace-one]",
+    ),
+}
