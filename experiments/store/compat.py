@@ -4,8 +4,9 @@ The stores are append-only and content-addressed (a record's id is the hash of i
 records are never rewritten; the readers apply these rules instead.
 
 * Run keys leave out a mechanism parameter at its default when records were written before the
-  parameter existed (:data:`UNKEYED_DEFAULTS`: ``calibration: paper``), so those records keep their
-  ids.  :func:`keyed_mechanism_params` builds a key; :func:`fill_unkeyed_defaults` reads one back.
+  parameter existed (:data:`UNKEYED_DEFAULTS`: ``calibration: paper``, ``postprocess: none``), so
+  those records keep their ids.  :func:`keyed_mechanism_params` builds a key;
+  :func:`fill_unkeyed_defaults` reads one back.
 * Classification records written before the protocol columns existed used a linear SVM (LinearSVC's
   default loss), unscaled features and the Haar-uniform random subspace (:data:`LEGACY_PROTOCOL`,
   :func:`fill_legacy_protocol`).
@@ -28,7 +29,7 @@ __all__ = [
 
 #: mechanism parameters left out of the run key at these values (records written before the
 #: parameter existed keep their keys); any other value is part of the key
-UNKEYED_DEFAULTS = {"calibration": "paper"}
+UNKEYED_DEFAULTS = {"calibration": "paper", "postprocess": "none"}
 
 #: the protocol of a classification record written before its protocol columns existed
 LEGACY_PROTOCOL = {
