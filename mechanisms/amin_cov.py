@@ -68,12 +68,14 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Any
 
 import numpy as np
 
 from ._base import (
     MechanismOutput,
+    PreparedData,
     PrivacyGuarantee,
     PrivacyInputError,
     check_data,
@@ -146,9 +148,29 @@ def _check_rank(rank: Any, k: int, d: int) -> int:
     return int(rank)
 
 
-def _canonical_second_moment(X: np.ndarray) -> np.ndarray:
+#: canonical second moments of PreparedData matrices (read-only, owned): id -> A, dropped with X
+_CANONICAL: dict[int, np.ndarray] = {}
+
+
+def _canonical_second_moment(X: np.ndarray, *, cache: bool = False) -> np.ndarray:
     """A = XᵀX/n with the rows in an order fixed by their bytes, so that any permutation of the rows
-    gives the same A bit for bit (the summation order of the product is the sorted rows')."""
+    gives the same A bit for bit (the summation order of the product is the sorted rows').
+
+    ``cache=True`` (the read-only matrix of a :class:`PreparedData`): computed once per matrix, so
+    many releases on the same data do not sort and multiply again.
+    """
+    key = id(X)
+    if cache and key in _CANONICAL:
+        return _CANONICAL[key]
+    A = _canonical_product(X)
+    if cache:
+        A.flags.writeable = False
+        _CANONICAL[key] = A
+        weakref.finalize(X, _CANONICAL.pop, key, None)
+    return A
+
+
+def _canonical_product(X: np.ndarray) -> np.ndarray:
     X = np.ascontiguousarray(X)
     keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
     Xs = X[np.argsort(keys, kind="stable")]
@@ -220,7 +242,10 @@ def amin_cov(
     split = _check_choice(split, "split", SPLITS)
     calibration = _check_choice(calibration, "calibration", CALIBRATIONS)
     clamp = check_flag(clamp_eigenvalues, "clamp_eigenvalues")
+    prepared = isinstance(X, PreparedData)
     X, n_clipped = check_data(X, clip=clip)
+    # a PreparedData's matrix is read-only and owned: its canonical A may be cached (not a clipped copy)
+    cache = prepared and not X.flags.writeable and X.base is None
     n, d = X.shape
     k = check_k(k, d)
     r = _check_rank(rank, k, d)
@@ -231,7 +256,7 @@ def amin_cov(
     scales = [ppca_concentration(n, 2.0 * c) for c in coefs]
     lap_scale = eigenvalue_sensitivity(r, calibration) / (n * eps0)
     t0 = time.perf_counter()
-    A = _canonical_second_moment(X)
+    A = _canonical_second_moment(X, cache=cache)
     lam = np.linalg.eigvalsh(A)[::-1][:r]  # the r largest, decreasing
     noisy = lam + rng.laplace(0.0, lap_scale, size=r)
     if clamp:
