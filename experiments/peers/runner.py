@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,17 +52,28 @@ def _mechanism_config(dcfg, s: PeersSettings, mech_name: str, epsilon: float):
     return _with(dcfg, mechanism=mnode, epsilon=epsilon)
 
 
-def _run_cell(cfg, s: PeersSettings, store, mcfg, dataset, data, cell: dict, unavailable) -> int:
-    """The restarts of one (data set, n, ε, mechanism) cell that are not stored yet; the number of
-    records written.  ``data()`` gives the cell's subset; ``cell`` holds ``n``, ``i_eps``, ``eps``,
-    ``stream`` and ``mechanism``.  A peer that cannot run is added to ``unavailable``; with
+class _Cell(NamedTuple):
+    """One (data set, n, ε, mechanism) cell of the grid: ``stream`` draws its subset, ``i_eps`` is
+    the ε's place in the grid (in the mechanism streams)."""
+
+    dataset: str
+    n: int
+    stream: Any
+    i_eps: int
+    eps: float
+    mechanism: str
+
+
+def _run_cell(cfg, s: PeersSettings, store, mcfg, dataset, data, cell: _Cell, unavailable) -> int:
+    """The restarts of ``cell`` that are not stored yet; the number of records written.  ``data()``
+    gives the cell's subset.  A peer that cannot run is added to ``unavailable``; with
     ``skip_after_timeout``, a run that timed out ends the cell."""
     from experiments.runs.evaluate import configured_mechanism, output_fields
     from experiments.runs.streams import mechanism_stream
     from experiments.store.records import run_key, write_record
     from experiments.store.store import record_id
 
-    n, mech, written = cell["n"], None, 0
+    n, mech, written = cell.n, None, 0
     for r in range(s.restarts):
         key = run_key(mcfg, n=int(n), subset=0, restart=r)
         if store.has(key):
@@ -71,23 +82,23 @@ def _run_cell(cfg, s: PeersSettings, store, mcfg, dataset, data, cell: dict, una
             continue
         mech = mech or configured_mechanism(mcfg)
         t0 = time.perf_counter()
-        m_stream = mechanism_stream(cfg.seed, 0, r, n, cell["i_eps"])
+        m_stream = mechanism_stream(cfg.seed, 0, r, n, cell.i_eps)
         try:
             out = mech(
                 data(), int(mcfg.k), rng=np.random.default_rng(m_stream), clip=bool(cfg.clip_rows)
             )
         except PeerUnavailableError as exc:
-            unavailable[cell["mechanism"]] = exc.message
-            log.warning("skipping %s: %s", cell["mechanism"], exc.message)
+            unavailable[cell.mechanism] = exc.message
+            log.warning("skipping %s: %s", cell.mechanism, exc.message)
             break
         fields = output_fields(mcfg, out, data(), time.perf_counter() - t0)
         fields.update(
             n=int(n),
             subset=0,
             restart=r,
-            subset_stream=cell["stream"],
+            subset_stream=cell.stream,
             mechanism_stream=m_stream,
-            epsilon_requested=cell["eps"],
+            epsilon_requested=cell.eps,
             release=out.release,
             diagnostics=out.diagnostics,
         )
@@ -98,10 +109,10 @@ def _run_cell(cfg, s: PeersSettings, store, mcfg, dataset, data, cell: dict, una
         if not cfg.quiet:
             log.info(
                 "%s %s n=%d eps=%g r=%d: %s q_F/opt=%s certified eps=%s (%.1f s)",
-                dataset.name,
-                cell["mechanism"],
+                cell.dataset,
+                cell.mechanism,
                 n,
-                cell["eps"],
+                cell.eps,
                 r,
                 rec["status"],
                 rec.get("q_F_normalised"),
@@ -136,13 +147,7 @@ def _run_dataset(cfg, s: PeersSettings, store, ds_name: str, unavailable: dict) 
                 if mech_name in unavailable:
                     continue
                 mcfg = _mechanism_config(dcfg, s, mech_name, eps)
-                cell = {
-                    "n": n,
-                    "i_eps": i_eps,
-                    "eps": eps,
-                    "stream": stream,
-                    "mechanism": mech_name,
-                }
+                cell = _Cell(ds_name, n, stream, i_eps, eps, mech_name)
                 written += _run_cell(cfg, s, store, mcfg, dataset, data, cell, unavailable)
     return written
 
