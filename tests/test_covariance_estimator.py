@@ -107,3 +107,14 @@ def test_refusals_quote_no_data():
     assert "9.87" not in str(exc.value)
     with pytest.raises(ValueError):
         PrivateCovariance().fit(X[:, :1])  # one feature: k < d impossible
+
+
+@pytest.mark.slow
+def test_passes_scikit_learns_estimator_checks():
+    """scikit-learn's conformance suite (41 checks; the array-API one skips without SCIPY_ARRAY_API),
+    with clip=True: the suite's data have rows above norm 1, which the default refuses."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    res = check_estimator(PrivateCovariance(epsilon=5.0, clip=True, random_state=0), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in res if r["status"] == "failed"]
+    assert not failed, failed
