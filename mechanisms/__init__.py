@@ -71,6 +71,8 @@ MECHANISMS: dict[str, str] = {
     "lap_cov": "mechanisms.dong_cov:lap_cov",
     "separate_lap_cov": "mechanisms.dong_cov:separate_lap_cov",
     "coinpress_cov": "mechanisms.coinpress:coinpress_cov",
+    "dp_pca": "mechanisms.dp_pca:dp_pca",
+    "k_dp_pca": "mechanisms.k_dp_pca:k_dp_pca",
 }
 
 

@@ -64,6 +64,8 @@ CONFIGS: dict[str, tuple[str, int, dict[str, Any]]] = {
     ),
     "subspace_exact": ("subspace_exact", 1, {"epsilon": EPS, "delta": DELTA}),
     "subspace_approx": ("subspace_approx", 1, {"epsilon": EPS, "delta": DELTA}),
+    "dp_pca": ("dp_pca", 1, {"epsilon": EPS, "delta": DELTA, "batch_size": 10}),
+    "k_dp_pca": ("k_dp_pca", 2, {"epsilon": EPS, "delta": DELTA, "batch_size": 10}),
 }
 
 

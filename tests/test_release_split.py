@@ -33,6 +33,8 @@ PARAMS = {
     "private_sketch": {"epsilon": EPS, "delta": DELTA},
     "subspace_exact": {"epsilon": EPS, "delta": DELTA},
     "subspace_approx": {"epsilon": EPS, "delta": DELTA},
+    "dp_pca": {"epsilon": EPS, "delta": DELTA, "batch_size": 4},
+    "k_dp_pca": {"epsilon": EPS, "delta": DELTA, "batch_size": 2},
 }
 
 #: field names that are exact statistics of the raw data or sampler internals wherever they occur

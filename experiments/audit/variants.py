@@ -76,6 +76,15 @@ NOISE_FUNCTIONS = {  # every noise-scale function a call may use, for each calib
         ("lap_cov_noise_scale", "lap_eigenvalue_noise_scale"),
     ),
     "coinpress_cov": ("mechanisms.coinpress", "coinpress_noise_scale"),
+    # DP-PCA / k-DP-PCA: the range histogram's Laplace scale, the centre's and the clipped mean's σ
+    "dp_pca": (
+        "mechanisms.dp_pca",
+        ("range_laplace_scale", "center_noise_scale", "mean_noise_scale"),
+    ),
+    "k_dp_pca": (
+        "mechanisms.k_dp_pca",
+        ("range_laplace_scale", "center_noise_scale", "mean_noise_scale"),
+    ),
 }
 
 
@@ -439,3 +448,42 @@ AMIN_COV_VARIANTS = {
         "amin_cov[add/remove Laplace scale under replace-one]",
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Known-broken DP-PCA / k-DP-PCA (mechanisms/dp_pca.py), each with its claim unchanged
+# ---------------------------------------------------------------------------------------------
+
+
+def dp_pca_variant(kind: str, mechanism: str = "dp_pca") -> Callable[..., MechanismOutput]:
+    """A known-broken ``dp_pca`` or ``k_dp_pca``, labelled for the audit.
+
+    ``unclipped``: the clipped mean without its projection onto the ball of radius R around the
+    private centre (:func:`mechanisms.dp_pca.clip_around` made the identity): the noise is still
+    calibrated to the sensitivity min(2R, 2)/B, which the unclipped mean exceeds whenever one gradient
+    lies far from the others (true ε = ∞ as R → 0).  ``noise_halved``: every noise scale of the
+    private mean halved (:func:`miscalibrated` with factor 0.5).
+    """
+    if mechanism not in ("dp_pca", "k_dp_pca"):
+        raise ValueError(f"no DP-PCA variant for mechanism {mechanism!r}")
+    if kind == "noise_halved":
+        return miscalibrated(mechanism, 0.5)
+    if kind != "unclipped":
+        raise ValueError(f"unknown dp_pca variant {kind!r}; valid: ['noise_halved', 'unclipped']")
+    fn = get_mechanism(mechanism)
+
+    def wrap(g):
+        @functools.wraps(g)
+        def identity(rows, c, radius):
+            return rows - c, 0
+
+        return identity
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        with _patched("mechanisms.dp_pca", ["clip_around"], wrap):
+            return fn(X, k, **params)
+
+    broken.audit_name = f"{mechanism}[mean not clipped]"
+    broken.audit_design = mechanism
+    return broken
