@@ -13,7 +13,11 @@
   that must catch it: MOD-SULQ with the first row's signs in the lowest mantissa bits of its output
   (the search, through its bit-level statistics), online PCA's tree noise without its √(1 + H) (the
   white-box audit, through the exact ε(δ) of the tree it measures), PPCA (k = 1) with ε doubled in the
-  exponent (the search, through its heavy-axis designs).
+  exponent (the search, through its heavy-axis designs);
+* :func:`wishart_mechanism_variant` — a published mechanism, not a planted defect, selected the same way
+  (``experiment.variant=wishart`` with ``mod_sulq``, whose audit settings it borrows): the Wishart
+  mechanism of Jiang, Xie & Zhang (2016) and Imtiaz & Sarwate (2016), claimed (ε, 0)-DP, not DP for any ε
+  (:mod:`mechanisms._wishart_known_broken`); the search catches it through its released noisy matrix.
 
 None is reachable from a default configuration: each is selected explicitly
 (``experiment.variant=...``, or by calling these functions).
@@ -343,7 +347,25 @@ def doubled_exponent_ppca() -> Callable[..., MechanismOutput]:
     return miscalibrated("ppca", 0.5)
 
 
-#: experiment.variant -> (mechanism, factory, audit name, the audit mode that must catch it)
+def wishart_mechanism_variant() -> Callable[..., MechanismOutput]:
+    """The Wishart mechanism as published (JXZ16 / IS16): Â = A + Wishart_d(d + 1, 3/(2nε)·I), released
+    with its top-k eigenvectors, claimed (ε, 0)-DP under replace-one-row.  Not DP for any ε: the noise
+    is positive definite, so {Â₁₁ ≤ A₁₁(X)} is impossible under X = {e₁, 0, …} and has probability
+    F_{χ²_{d+1}}(2ε/3) under X′ = {e₂, 0, …} (:mod:`mechanisms._wishart_known_broken`).  Not
+    registered: a known-broken audit variant only.  It has no parameter but ε (δ and the others the
+    audit passes are dropped by its signature)."""
+    fn = getattr(importlib.import_module("mechanisms._wishart_known_broken"), "wishart_mechanism")
+
+    @functools.wraps(fn)
+    def broken(X, k, **params):
+        return fn(X, k, **params)
+
+    return broken
+
+
+#: experiment.variant -> (mechanism, factory, audit name, the audit mode that must catch it); the
+#: planted defects, and the published Wishart mechanism, which borrows MOD-SULQ's audit settings (the
+#: same release: top-k eigenvectors of A = XᵀX/n plus symmetric noise, replace-one-row)
 PLANTED_VARIANTS = {
     "sign_bit": (
         "mod_sulq",
@@ -363,6 +385,12 @@ PLANTED_VARIANTS = {
         "ppca[epsilon doubled in the exponent]",
         "search",
     ),
+    "wishart": (
+        "mod_sulq",
+        wishart_mechanism_variant,
+        "wishart[JXZ16/IS16: A + Wishart(d+1, 3/(2 n eps) I), claimed (eps, 0)-DP]",
+        "search",
+    ),
 }
 
 
@@ -371,8 +399,8 @@ def planted_variant(kind: str, mechanism: str | None = None) -> Callable[..., Me
 
     Parameters
     ----------
-    kind : {"sign_bit", "tree_without_height", "doubled_exponent"}
-        The defect.
+    kind : {"sign_bit", "tree_without_height", "doubled_exponent", "wishart"}
+        The defect (``wishart``: the published Wishart mechanism, :func:`wishart_mechanism_variant`).
     mechanism : str, optional
         The registry name it is asked for; refused unless it is the defect's mechanism.
 
