@@ -321,3 +321,34 @@ def test_k_dp_pca_finds_the_spiked_subspace_and_is_orthonormal():
 def test_registered():
     assert get_mechanism("dp_pca") is dp_pca and get_mechanism("k_dp_pca") is k_dp_pca
     assert mod.RELATION == "replace-one-row"
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit: the unclipped variant is caught, the real mechanism stays within its claim
+# ---------------------------------------------------------------------------------------------
+
+
+def zero_base_design(n: int = 4000):
+    """n − 1 zero rows and one row e1 (D) vs e2 (D′): the range is 0, so the clipping radius is the
+    centre's error bound, which shrinks as 1/B, while an unclipped gradient moves the mean by 1/B."""
+    from experiments.audit.designs import AuditDesign, check_neighbours
+
+    X1, X0 = np.zeros((n, 2)), np.zeros((n, 2))
+    X1[0], X0[0] = [1.0, 0.0], [0.0, 1.0]
+    check_neighbours(X1, X0, "replace-one-row")
+    return AuditDesign(
+        X1, X0, "replace-one-row", "zero_base", f"{n - 1} zero rows; e1 vs e2", "proj_e1"
+    )
+
+
+@pytest.mark.slow
+def test_audit_catches_the_unclipped_mean_and_keeps_dp_pca_within_its_claim():
+    from experiments.audit import audit_mechanism
+    from experiments.audit.variants import dp_pca_variant
+
+    des = zero_base_design()
+    kw = dict(epsilon=2.0, delta=1e-5, trials=2000, seed=0, batch_size=4000, design=des)
+    broken = audit_mechanism(dp_pca_variant("unclipped"), **kw)
+    assert broken["violation"] and broken["audited_epsilon_lower"] > 2.0
+    honest = audit_mechanism("dp_pca", **kw)
+    assert not honest["violation"] and honest["audited_epsilon_lower"] <= 2.0
