@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, get_args
 
 import numpy as np
 
@@ -63,7 +63,10 @@ __all__ = [
     "SAMPLERS",
 ]
 
-SAMPLERS = ("auto", "exact", "gibbs", "reference")
+#: the type of :func:`ppca`'s ``sampler``: its choices, declared once (a front end checking a
+#: configuration reads them from the signature)
+Sampler = Literal["auto", "exact", "gibbs", "reference"]
+SAMPLERS = get_args(Sampler)
 
 _MCMC_NOTE = (
     "NOMINAL epsilon: epsilon-DP (replace-one-row) holds only for an exact draw from "
@@ -282,7 +285,7 @@ def ppca(
     *,
     epsilon: float,
     rng: np.random.Generator,
-    sampler: str = "auto",
+    sampler: Sampler = "auto",
     iterations: int = 20000,
     burn_in: int | None = None,
     n_chains: int = 4,
