@@ -1,5 +1,7 @@
-# The typed schema of run.py's top-level config must be known to Hydra wherever a config is composed
-# (run.py, the compose API in tests and notebooks).
-from experiments.app.cli import register_schema as _register_schema  # noqa: E402
+"""The research harness: data, the results store, the runners, the audit, the figures, and the command
+line (:mod:`experiments.app`).
 
-_register_schema()
+Importing a module imports only what that module needs: Hydra loads with the command line, and
+whatever composes a config registers what ``conf/`` names first
+(:func:`experiments.app.schema.register_schema`).
+"""

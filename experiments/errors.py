@@ -1,4 +1,4 @@
-"""Errors run.py reports in one line without a traceback (:mod:`experiments.app.cli`): those caused by
+"""Errors run.py reports in one line without a traceback (:mod:`experiments.app.report`): those caused by
 what the user asked for (bad values, unknown names; subclasses of ValueError, so callers that catch
 ValueError keep working), and a results store that cannot be written (a subclass of OSError)."""
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Literal, Optional
 
 import pytest
 
@@ -80,6 +81,11 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
         ),
         (["mechanism.fn._target_=nope.x"], ["Error locating target 'nope.x'", "PYTHONPATH"]),
         (["experiment=audit", "experiment.bogus=1"], ["experiment audit has no option 'bogus'"]),
+        # any config group, Hydra's own included: its options as Hydra's repository lists them
+        (
+            ["-m", "hydra/launcher=joblibb", "mechanism=pca,random"],
+            ["unknown hydra/launcher 'joblibb'", "basic, joblib, local_parallel"],
+        ),
         # in a sweep, refused before the first job (which would otherwise store its records)
         (["-m", "mechanism=pca,mod_sulq", "epsilon=0.1,-1"], ["epsilon=-1 is out of range"]),
         (
@@ -117,13 +123,36 @@ def test_two_run_modes_get_one_line(tmp_path, args):
 
 def test_a_mechanism_option_is_checked_against_the_mechanism_the_experiment_selects():
     """online_regret selects online_pca (``override /mechanism``): its options pass, PPCA's do not."""
-    from experiments.app.cli import check_override_values
+    from experiments.app.preflight import check_override_values
     from experiments.errors import UserError
 
     check_override_values(["experiment=online_regret", "mechanism.fn.tree=false"])
     check_override_values(["-m", "experiment=single,online_regret", "+mechanism.fn.tree=false"])
     with pytest.raises(UserError, match="mechanism online_pca has no option 'sampler'"):
         check_override_values(["experiment=online_regret", "mechanism.fn.sampler=gibbs"])
+
+
+def test_a_mechanism_declares_its_option_rules_in_its_signature():
+    """The command line reads a mechanism's choices (a ``Literal`` type) and whether it takes
+    ``null`` from the function itself: ppca's samplers are its ``Sampler`` type."""
+    from experiments.app.schema import option_rule
+    from mechanisms.ppca import SAMPLERS, ppca
+
+    test, what = option_rule(ppca, "sampler")
+    assert what == "one of " + ", ".join(SAMPLERS) and test("gibbs") and not test("gibs")
+    test, what = option_rule(ppca, "iterations")  # an int: null refused
+    assert what == "an integer >= 1" and test(5) and not test(None) and not test(0)
+
+    def mechanism(
+        X, k, *, rng, mode: Optional[Literal["a", "b"]] = None, iterations: int | None = None
+    ):
+        return X
+
+    test, what = option_rule(mechanism, "mode")
+    assert what == "one of a, b or null (the mechanism's default)" and test(None) and not test("c")
+    test, what = option_rule(mechanism, "iterations")
+    assert what.endswith("or null (the mechanism's default)") and test(None) and not test(True)
+    assert option_rule(mechanism, "k") is None  # no declared rule: the mechanism checks it
 
 
 def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):

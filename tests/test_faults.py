@@ -173,7 +173,7 @@ def test_a_full_disk_elsewhere_in_a_run_is_one_line_and_other_errors_keep_their_
     reason, exit status 1; an OSError that is no storage condition stays a traceback (a bug)."""
     import errno
 
-    from experiments.app.cli import STORAGE_ERROR_EXIT, report_user_errors
+    from experiments.app.report import STORAGE_ERROR_EXIT, report_user_errors
 
     cfg = compose_cfg(["mechanism=mod_sulq", "dataset=gaussian10", "scale=smoke"])
 

@@ -18,8 +18,8 @@ import pytest
 from hydra_helpers import compose_cfg
 
 from experiments import threads
-from experiments.app.cli import report_user_errors
 from experiments.app.dispatch import run_experiment
+from experiments.app.report import report_user_errors
 from experiments.errors import NotReproduced
 from experiments.runs.rerun import rerun
 from experiments.runs.rerun_check import differences, known_causes, not_reproduced_line

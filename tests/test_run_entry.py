@@ -159,7 +159,7 @@ def test_wrong_type_still_fails_when_hydra_composes(tmp_path):
     """The schema itself refuses it too (a composition that skips run.py's own check)."""
     from hydra.errors import ConfigCompositionException
 
-    from experiments.app.cli import register_schema
+    from experiments.app.schema import register_schema
     from tests.hydra_helpers import compose_cfg
 
     register_schema()

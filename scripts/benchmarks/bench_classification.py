@@ -40,6 +40,7 @@ from hydra import compose, initialize_config_dir
 import experiments.runs.classification as classification
 import experiments.runs.classifiers as classifiers
 import experiments.runs.ppca_groups as ppca_groups
+from experiments.app.schema import register_schema
 from experiments.data.configured import load_configured
 from experiments.runs.evaluate import configured_mechanism
 from experiments.runs.streams import mechanism_rng, mechanism_stream
@@ -49,6 +50,7 @@ CONF = str(Path(__file__).resolve().parents[2] / "conf")
 
 
 def paper_cfg(dataset: str, mechanism: str, data_dir: str, overrides: list[str]):
+    register_schema()  # conf/config.yaml's defaults list names the typed schema
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         return compose(
             config_name="config",
