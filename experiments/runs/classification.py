@@ -200,8 +200,9 @@ def _permutation(
     hold, train, test = classification_split(
         task.X_all.shape[0], cfg.seed, p, task.settings.max_rows
     )
-    missing = [j for j, key in enumerate(keys) if not store.has(key)]
-    bar.update(len(keys) - len(missing))
+    projections = set(task.settings.selected("projection", len(keys)))
+    missing = [j for j, key in enumerate(keys) if j in projections and not store.has(key)]
+    bar.update(len(projections) - len(missing))
     holdout, group_outs, fitted, written = None, {}, {}, 0
     if grouped and missing:
         t0 = time.perf_counter()
@@ -268,11 +269,17 @@ def run_classification(cfg: DictConfig) -> dict:
     grouped = restarts_as_chains(cfg)
     mech = configured_mechanism(cfg)
     written, ids = 0, []
-    total, desc = s.permutations * s.projections, f"{cfg.mechanism.name} classification"
+    permutations = s.selected("permutation", s.permutations)  # all unless experiment.only says
+    projections = s.selected("projection", s.projections)
+    if grouped and len(projections) != s.projections:
+        # a group's chains are its permutation's releases: a part of a group is another group
+        raise ValueError("experiment.only: PPCA releases grouped as chains are run by permutation")
+    total = len(permutations) * len(projections)
+    desc = f"{cfg.mechanism.name} classification"
     with progress_bar(total=total, desc=desc, enable=cfg.progress) as bar:
-        for p in range(s.permutations):
+        for p in permutations:
             keys = _round_keys(cfg, task, p, grouped)
-            ids += [record_id(key) for key in keys]
+            ids += [record_id(keys[j]) for j in projections]
             written += _permutation(cfg, task, store, mech, p, keys, grouped, bar)
     df = store.load_ids(ids)
     summary = grouped_summary(require_converged(df), ["mechanism"], "accuracy") if len(df) else df

@@ -49,17 +49,18 @@ def run_utility_vs_n(cfg: DictConfig) -> dict:
     """
     dataset = load_configured(cfg.dataset, cfg.data_dir)
     s = UtilityVsNSettings.from_config(cfg)
-    grid = s.grid(dataset.X.shape[0])
+    grid = s.selected_grid(dataset.X.shape[0])  # the whole grid unless experiment.only says
     if restarts_as_chains(cfg):
-        written = ppca_groups(cfg, dataset, grid, s.subsets, s.restarts)
+        written = ppca_groups(cfg, dataset, grid, s.subsets, s.restarts, s.selected_subsets())
         ids = [
             record_id(group_key(cfg, n, subset, r))
             for n in grid
-            for subset in range(s.subsets)
+            for subset in s.selected_subsets()
             for r in range(s.restarts)
         ]
     else:
-        total, desc = len(grid) * s.subsets * s.restarts, f"{cfg.mechanism.name}/{cfg.dataset.name}"
+        total = len(grid) * len(s.selected_subsets()) * s.restarts
+        desc = f"{cfg.mechanism.name}/{cfg.dataset.name}"
         points = _subset_points(cfg, dataset, grid, s)
         written, ids = sweep_runs(cfg, dataset, points, total, desc)
     return finish_experiment(cfg, "utility_vs_n", written, summary_of_runs(cfg, ids, ["n"]))
@@ -69,7 +70,7 @@ def _subset_points(cfg: DictConfig, dataset, grid: list[int], s: UtilityVsNSetti
     """The sweep's points (:func:`~experiments.runs.sweep.sweep_runs`): each restart of each random
     subset of each n, the subset drawn from its own stream."""
     for n in grid:
-        for subset in range(s.subsets):
+        for subset in s.selected_subsets():
             stream = subset_stream(cfg.seed, subset, n)
 
             def make(n=n, stream=stream):
@@ -162,6 +163,8 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
     )
     store = ResultStore(results_root(cfg))
     written = 0
+    if s.only_chain is not None:  # one chain of the record, kept as a part (a job of the plan)
+        return _gibbs_chain_part(cfg, s, key, store)
     if not store.has(key):  # load the data (and its n·d² second moment) only when there is work
         t0 = time.perf_counter()
         dataset = load_configured(cfg.dataset, cfg.data_dir)
@@ -173,13 +176,125 @@ def run_gibbs_convergence(cfg: DictConfig) -> dict:
     return finish_experiment(cfg, "gibbs_convergence", written, pd.DataFrame())
 
 
+def gibbs_part_path(cfg: DictConfig, key: dict, chain: int, chains: int):
+    """Where chain ``chain`` of the Figure 2 record ``key`` is kept until the record is written:
+    ``<store>/parts/gibbs/<record id>/chain<c>-of-<chains>.npz``."""
+    return results_root(cfg) / "parts" / "gibbs" / record_id(key) / f"chain{chain}-of-{chains}.npz"
+
+
+def _gibbs_chain_part(cfg: DictConfig, s: GibbsConvergenceSettings, key: dict, store) -> dict:
+    """Run chain ``s.only_chain`` of the record ``key`` alone (it is driven by its own generator,
+    so it is bit for bit that chain of the whole run) and keep its traces, written atomically; the
+    run without ``experiment.only`` then assembles the record from the parts."""
+    import os
+    import tempfile
+
+    from mechanisms.bingham import chain_generators, run_bingham_chains
+
+    c = int(s.only_chain)
+    if not 0 <= c < s.chains:
+        raise ValueError(f"experiment.only.chain must be in [0, {s.chains}), got {c}")
+    path = gibbs_part_path(cfg, key, c, s.chains)
+    seconds = 0.0
+    if not store.has(key) and not path.exists():
+        dataset = load_configured(cfg.dataset, cfg.data_dir)
+        X, _, _ = subsample(dataset.X, cfg.n, subset_rng(cfg.seed, 0))
+        scale, evals = _gibbs_spectrum(cfg, PreparedData(X, clip=bool(cfg.clip_rows)))
+        gen = chain_generators(mechanism_rng(cfg.seed, 0, 0), s.chains)[c]
+        res = run_bingham_chains(
+            scale * evals,
+            int(cfg.k),
+            rng=[gen],
+            sampler=s.sampler,
+            n_chains=1,
+            iterations=s.iterations,
+            record_every=s.record_every,
+            sweeps_per_iteration=s.sweeps_per_iteration,
+        )
+        seconds = float(res["seconds"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(
+                fh,
+                energy=res["energy"][0],
+                F=res["F"][0],
+                T=res["record_iterations"],
+                seconds=seconds,
+                sweeps=-1 if res["sweeps_per_iteration"] is None else res["sweeps_per_iteration"],
+            )
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    result = finish_experiment(cfg, "gibbs_convergence", 0, pd.DataFrame())
+    return dict(result, chain=c, part=str(path), chain_seconds=seconds)
+
+
+def _gibbs_spectrum(cfg: DictConfig, data: PreparedData) -> tuple[float, np.ndarray]:
+    """The chains' concentration scale and the eigenvalues of A, as
+    :func:`mechanisms.ppca.gibbs_convergence_traces` computes them."""
+    from mechanisms.calibration import ppca_concentration
+
+    A = np.asarray(data.A, dtype=np.float64)
+    scale = ppca_concentration(data.X.shape[0], float(cfg.epsilon))
+    return scale, np.linalg.eigvalsh((A + A.T) / 2)
+
+
+def _gibbs_parts(cfg: DictConfig, s: GibbsConvergenceSettings, data: PreparedData) -> dict | None:
+    """The traces of every chain from their parts (:func:`_gibbs_chain_part`), in the form of
+    :func:`mechanisms.ppca.gibbs_convergence_traces`'s result; None unless every part is kept."""
+    from mechanisms.diagnostics import summarize_chains
+
+    key = _gibbs_key(cfg, s)
+    paths = [gibbs_part_path(cfg, key, c, s.chains) for c in range(s.chains)]
+    if not all(p.exists() for p in paths):
+        return None
+    parts = [np.load(p) for p in paths]
+    scale, evals = _gibbs_spectrum(cfg, data)
+    qF = np.stack([p["energy"] for p in parts]) / scale
+    burn_in = s.iterations // 2
+    diag = (
+        summarize_chains(qF[:, burn_in:])
+        if qF.shape[1] - burn_in >= 4
+        else {"rhat": float("nan"), "ess": float("nan"), "converged": False}
+    )
+    sweeps = int(parts[0]["sweeps"])
+    return {
+        "T": parts[0]["T"],
+        "log_F": np.log(np.stack([p["F"] for p in parts])),
+        "q_F": qF,
+        "rhat": diag["rhat"],
+        "ess": diag["ess"],
+        "converged": diag["converged"],
+        "seconds": float(sum(float(p["seconds"]) for p in parts)),
+        "sampler": s.sampler,
+        "concentration": float(scale * evals[-1]),
+        "sweeps_per_iteration": None if sweeps < 0 else sweeps,
+    }
+
+
+def _gibbs_key(cfg: DictConfig, s: GibbsConvergenceSettings) -> dict:
+    extra = (
+        {} if s.sweeps_per_iteration is None else {"sweeps_per_iteration": s.sweeps_per_iteration}
+    )
+    return run_key(
+        cfg,
+        chains=s.chains,
+        chain_iterations=s.iterations,
+        record_every=s.record_every,
+        sampler=s.sampler,
+        **extra,
+    )
+
+
 def _gibbs_traces(cfg: DictConfig, s: GibbsConvergenceSettings, data: PreparedData) -> dict:
     """The record's fields: the chains' traces (thinned to every ``record_every`` iterations) and
     their diagnostics."""
     from mechanisms.calibration import ppca_concentration
     from mechanisms.ppca import gibbs_convergence_traces
 
-    res = gibbs_convergence_traces(
+    # the chains' traces kept as parts by the plan's jobs, else the chains run here
+    res = _gibbs_parts(cfg, s, data) or gibbs_convergence_traces(
         data.A,
         data.X.shape[0],
         float(cfg.epsilon),

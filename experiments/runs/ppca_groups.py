@@ -143,12 +143,20 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
     return written
 
 
-def ppca_groups(cfg: DictConfig, dataset, grid: list[int], subsets: int, restarts: int) -> int:
-    """All (n, subset) groups with missing restarts, largest first, over ``cfg.workers`` processes."""
+def ppca_groups(
+    cfg: DictConfig,
+    dataset,
+    grid: list[int],
+    subsets: int,
+    restarts: int,
+    selected_subsets: list[int] | None = None,
+) -> int:
+    """All (n, subset) groups with missing restarts, largest first, over ``cfg.workers`` processes
+    (the subsets ``selected_subsets`` only, when given: a job of the plan)."""
     store = ResultStore(results_root(cfg))
     groups = []
     for n in grid:
-        for s in range(subsets):
+        for s in range(subsets) if selected_subsets is None else selected_subsets:
             missing = [r for r in range(restarts) if not store.has(group_key(cfg, n, s, r))]
             if missing:
                 groups.append((int(n), s, missing))

@@ -44,6 +44,9 @@ class UtilityVsNSettings:
         ``scale.subsets``: random subsets per n.
     restarts : int
         Restarts per subset for the configured mechanism (``scale.restarts``).
+    only : dict
+        ``experiment.only`` (:func:`plan_selector`): ``n_index`` (the index of n in the grid) and
+        ``subset`` restrict the run to part of its grid; ``{}``: all of it.
     """
 
     n_grid: tuple[int, ...] | None
@@ -51,6 +54,7 @@ class UtilityVsNSettings:
     n_points: int
     subsets: int
     restarts: int
+    only: dict
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> UtilityVsNSettings:
@@ -61,11 +65,26 @@ class UtilityVsNSettings:
             n_points=int(cfg.scale.n_points),
             subsets=int(cfg.scale.subsets),
             restarts=restarts_for(cfg),
+            only=plan_selector(cfg, ("n_index", "subset")),
         )
 
     def grid(self, total: int) -> list[int]:
         """The sizes n of a data set of ``total`` rows."""
         return list(self.n_grid) if self.n_grid else n_grid(total, self.n_min, self.n_points)
+
+    def selected_grid(self, total: int) -> list[int]:
+        """The sizes n this run computes (:attr:`only`'s ``n_index``; an index past the grid: none)."""
+        grid = self.grid(total)
+        if "n_index" not in self.only:
+            return grid
+        i = self.only["n_index"]
+        return grid[i : i + 1] if 0 <= i < len(grid) else []
+
+    def selected_subsets(self) -> list[int]:
+        """The subsets this run computes (:attr:`only`'s ``subset``)."""
+        if "subset" not in self.only:
+            return list(range(self.subsets))
+        return [self.only["subset"]] if 0 <= self.only["subset"] < self.subsets else []
 
 
 @dataclass(frozen=True)
@@ -135,6 +154,9 @@ class GibbsConvergenceSettings:
         ``experiment.sweeps_per_iteration`` (None: the chain's default); gibbs only.
     chains, iterations, record_every : int
         ``scale.gibbs``.
+    only_chain : int or None
+        ``experiment.only``'s ``chain`` (:func:`plan_selector`): run only this chain and keep its
+        traces as a part (:func:`experiments.runs.jmlr.run_gibbs_convergence`); None: the record.
     """
 
     sampler: str
@@ -142,6 +164,7 @@ class GibbsConvergenceSettings:
     chains: int
     iterations: int
     record_every: int
+    only_chain: int | None
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> GibbsConvergenceSettings:
@@ -158,6 +181,7 @@ class GibbsConvergenceSettings:
             chains=int(g.chains),
             iterations=int(g.iterations),
             record_every=int(g.record_every),
+            only_chain=plan_selector(cfg, ("chain",)).get("chain"),
         )
 
 
@@ -181,6 +205,21 @@ CV_FOLDS_DEFAULT = {"linear_csvc": 5, "rbf_default": 3, "rbf": 3, "linear": 3}
 #: Base-2 exponents of the C grid when ``experiment.svm_log2_C`` is null: ``grid.py``'s default range
 #: and step (-log2c -5,15,2) for the linear C-SVC; every 2^4 over the same range for ``rbf``
 LOG2_C_DEFAULT = {"linear_csvc": [-5, 15, 2], "rbf": [-5, 15, 4]}
+
+
+def plan_selector(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, int]:
+    """``experiment.only``: which part of the experiment this run computes (a job of the plan,
+    :mod:`experiments.plan`), as ``{key: int}`` over ``keys``; ``{}`` (null): all of it.  A
+    selector never enters a run key: a record made by a part is the record the whole run makes."""
+    only = cfg.experiment.only
+    if only is None:
+        return {}
+    sel = OmegaConf.to_container(only, resolve=True) if OmegaConf.is_config(only) else only
+    sel = dict(sel)
+    unknown = sorted(set(sel) - set(keys))
+    if unknown:
+        raise ValueError(f"experiment.only: unknown key(s) {unknown}; valid: {list(keys)}")
+    return {k: int(v) for k, v in sel.items() if v is not None}
 
 
 def _ints(values) -> tuple[int, ...]:
@@ -226,6 +265,9 @@ class ClassificationSettings:
         ``scale.classification``: the rounds are permutations x projections.
     max_rows : int or None
         ``scale.classification.max_rows``: each permutation cut to this many rows (None: all).
+    only : dict
+        ``experiment.only`` (:func:`plan_selector`): ``permutation`` and ``projection`` restrict the
+        run to some of its rounds; ``{}``: all of them.
     """
 
     classifier: str
@@ -244,6 +286,7 @@ class ClassificationSettings:
     permutations: int
     projections: int
     max_rows: int | None
+    only: dict
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> ClassificationSettings:
@@ -298,7 +341,14 @@ class ClassificationSettings:
             permutations=int(classification.permutations),
             projections=int(classification.projections),
             max_rows=int(classification.max_rows) if classification.max_rows else None,
+            only=plan_selector(cfg, ("permutation", "projection")),
         )
+
+    def selected(self, key: str, count: int) -> list[int]:
+        """The permutations (``key="permutation"``) or projections this run computes, of ``count``."""
+        if key not in self.only:
+            return list(range(count))
+        return [self.only[key]] if 0 <= self.only[key] < count else []
 
     def protocol(self) -> dict[str, Any]:
         """The protocol fields, as the records and run keys hold them (lists, not tuples)."""

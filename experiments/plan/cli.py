@@ -1,0 +1,199 @@
+"""The command line of the plan (``scripts/plan.py``): print it, run it, or measure its costs.
+
+    scripts/plan.py quick --dry-run            # the jobs by stage, CPU-s, makespan on 2/16/64 workers
+    scripts/plan.py quick                      # run it on every core of this machine (Dask LocalCluster)
+    scripts/plan.py paper --engine slurm --cluster-jobs 4 --cores 16 --memory 64GB --walltime 02:00:00
+    scripts/plan.py --measure-costs STORE      # per-kind costs from STORE's finished jobs -> costs.json
+
+Exit status: 0 when every job is done, 2 when a job failed (one line each, after the others
+finished), 130 on Ctrl-C (one line; the same command resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Callable
+
+from experiments.plan.engine import done_dir, jobqueue_cluster, local_cluster, run_jobs
+from experiments.plan.plan import (
+    COSTS_FILE,
+    UCI,
+    build_plan,
+    costs_from_timings,
+    describe,
+    load_costs,
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scripts/plan.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("scale", nargs="?", default="quick", help="smoke, quick or paper (conf/scale/)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the plan and its makespans; run nothing"
+    )
+    p.add_argument(
+        "--results", default=os.environ.get("RESULTS_DIR", "results"), help="the results store"
+    )
+    p.add_argument(
+        "--datasets", default=os.environ.get("DATASETS", ",".join(UCI)), help="UCI data sets"
+    )
+    p.add_argument("--extras", type=int, choices=(0, 1), default=_env_int("EXTRAS"),
+                   help="1: also the experiments beyond the paper (default: 1 but at paper scale)")  # fmt: skip
+    p.add_argument("--gibbs-samplers", default=os.environ.get("GIBBS_SAMPLERS", "gibbs,reference"))
+    p.add_argument("--ppca-sweeps", type=int, default=_env_int("PPCA_SWEEPS"))
+    p.add_argument("--workers", type=int, default=_env_int("JOBS"),
+                   help="worker processes of the local engine (default: one per core)")  # fmt: skip
+    p.add_argument("--engine", choices=("local", "slurm", "pbs", "sge"), default="local")
+    p.add_argument("--cluster-jobs", type=int, default=1, help="batch jobs of a cluster engine")
+    p.add_argument("--cores", type=int, default=16, help="worker processes per batch job")
+    p.add_argument("--memory", default="64GB", help="memory per batch job")
+    p.add_argument("--walltime", default="02:00:00", help="wall time per batch job")
+    p.add_argument("--queue", default=None, help="the batch queue (partition)")
+    p.add_argument("--account", default=None, help="the batch account")
+    p.add_argument("--print-job-script", action="store_true",
+                   help="print a cluster engine's batch script and exit")  # fmt: skip
+    p.add_argument("--measure-costs", metavar="STORE", default=None,
+                   help="write the per-kind costs of STORE's finished jobs to the costs table")  # fmt: skip
+    p.add_argument("--costs-out", default=str(COSTS_FILE))
+    return p
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else None
+
+
+def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
+    """Each job's composed config with plain values (the store ``results``, quiet, no progress
+    bars, one process), composed in this process once per job."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from experiments.paths import config_dir
+
+    register()
+    extra = [f"results_dir={results}", "quiet=true", "progress=false", "workers=1"]
+    payloads = {}
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        for job in jobs:
+            cfg = compose(config_name="config", overrides=[*job.overrides, *extra])
+            payloads[job.name] = OmegaConf.to_container(cfg, resolve=True)
+    return payloads
+
+
+def available(datasets: list[str]) -> list[str]:
+    """The UCI data sets whose raw files load (a note on stderr for each that does not)."""
+    from experiments.data.uci import load_dataset
+
+    out = []
+    for ds in datasets:
+        try:
+            load_dataset(ds, download=False)
+            out.append(ds)
+        except Exception:  # noqa: BLE001 - any failure to load means: skip it, as the script did
+            print(f"skipping {ds}: raw data not found (see docs/data.md)", file=sys.stderr)
+    return out
+
+
+def measure_costs(store: Path, out: Path, command: str) -> dict:
+    """Write the per-kind costs of the jobs finished in ``store`` to ``out``."""
+    lines = [json.loads(p.read_text()) for p in sorted(done_dir(store).glob("*.json"))]
+    table = {
+        "command": command,
+        "cpus": len(os.sched_getaffinity(0)),
+        "model": "cost = fixed + per_unit x units (experiments/plan/plan.py)",
+        "kinds": costs_from_timings(lines),
+    }
+    out.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    return table
+
+
+def main(argv: list[str], register: Callable[[], None]) -> int:
+    """``register``: makes the config's schema known before composing
+    (:func:`experiments.app.schema.register_schema`)."""
+    args = _parser().parse_args(argv)
+    if args.measure_costs:
+        cmd = "scripts/plan.py " + " ".join(shlex.quote(a) for a in argv)
+        table = measure_costs(Path(args.measure_costs), Path(args.costs_out), cmd)
+        print(f"{len(table['kinds'])} kinds of job measured -> {args.costs_out}")
+        return 0
+    datasets = [d for d in args.datasets.split(",") if d]
+    unknown = sorted(set(datasets) - set(UCI))
+    if unknown:
+        print(f"Error: unknown data set(s) {unknown}; valid: {','.join(UCI)}", file=sys.stderr)
+        return 2
+    if not args.dry_run:
+        datasets = available(datasets)
+    try:
+        jobs = build_plan(
+            args.scale,
+            tuple(datasets),
+            extras=None if args.extras is None else bool(args.extras),
+            gibbs_samplers=tuple(s for s in args.gibbs_samplers.split(",") if s),
+            ppca_sweeps=args.ppca_sweeps,
+        )
+    except ValueError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(f"plan of scale {args.scale} (costs: {load_costs().get('command', 'none measured')})")
+        print(describe(jobs))
+        return 0
+    factory = None
+    if args.engine != "local":
+        kwargs = {k: v for k, v in (("queue", args.queue), ("account", args.account)) if v}
+
+        def factory():
+            return jobqueue_cluster(
+                args.engine,
+                jobs=args.cluster_jobs,
+                cores=args.cores,
+                memory=args.memory,
+                walltime=args.walltime,
+                **kwargs,
+            )
+
+        if args.print_job_script:
+            cluster = factory()
+            print(cluster.job_script())
+            cluster.close()
+            return 0
+    elif args.workers:
+
+        def factory():
+            return local_cluster(args.workers)
+
+    from experiments.paths import results_root
+
+    results = results_root(args.results)
+    payloads = compose_payloads(jobs, results, register)
+    total = sum(j.cost for j in jobs)
+    print(f"[plan] {args.scale}: {len(jobs)} jobs, {total:,.0f} estimated CPU-s", file=sys.stderr)
+    outcome = run_jobs(jobs, payloads, results, cluster_factory=factory)
+    if outcome.interrupted:
+        print(
+            f"Interrupted: {len(outcome.done)} of {len(jobs) - outcome.skipped} jobs finished, every "
+            "worker stopped; their records are kept and the same command resumes",
+            file=sys.stderr,
+        )
+        return 130
+    for name, why in outcome.failed:
+        print(f"Error: job {name} failed: {why}", file=sys.stderr)
+    if outcome.failed:
+        print(
+            f"{len(outcome.failed)} job(s) failed; the {len(outcome.done)} others finished and their "
+            "records are kept; the same command resumes",
+            file=sys.stderr,
+        )
+        return 2
+    print(
+        f"[plan] {args.scale}: {len(outcome.done)} jobs run, {outcome.skipped} already done, in "
+        f"{outcome.wall_s:,.0f} s",
+        file=sys.stderr,
+    )
+    return 0

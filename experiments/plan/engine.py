@@ -1,0 +1,273 @@
+"""Dispatch a plan's jobs on Dask's distributed scheduler: a ``LocalCluster`` of one single-threaded
+worker process per core on one machine, or a ``dask-jobqueue`` cluster (SLURM, PBS, SGE) whose
+batch jobs each start workers; one code path for both.
+
+What the engine adds to Dask: the jobs go in longest first (their estimated cost is the task's
+priority; Dask's work stealing rebalances), each runs with one BLAS thread, a finished job leaves a
+marker in the store (``<store>/plan/done/``) so the same command skips it, a progress line for the
+whole plan, one line per failed job at the end and one line on Ctrl-C.  A worker that dies
+(killed, out of memory) is restarted by its nanny and its job re-run elsewhere: the store writes
+each record atomically and never twice, so nothing is lost or duplicated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from experiments.plan.plan import Job
+
+#: Dask configuration of every cluster: a job is re-run after at most this many worker deaths
+#: while it ran (then it fails as KilledWorker); no memory-based pausing or killing
+DASK_CONFIG = {
+    "distributed.scheduler.allowed-failures": 3,
+    "distributed.worker.memory.target": False,
+    "distributed.worker.memory.spill": False,
+    "distributed.worker.memory.pause": False,
+    "distributed.worker.memory.terminate": False,
+    "distributed.scheduler.work-stealing": True,
+}
+#: one BLAS/OpenMP thread in every worker (set before the workers start; pinned again per job)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def done_dir(results: Path) -> Path:
+    return Path(results) / "plan" / "done"
+
+
+def is_done(results: Path, job: Job) -> bool:
+    return (done_dir(results) / f"{job.token}.json").exists()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _recorded_writes():
+    """The records this process writes meanwhile (id, whether written, their computing seconds)."""
+    from experiments.store.store import ResultStore
+
+    seen: list[dict] = []
+    original = ResultStore.write
+
+    def write(self, record):
+        rid, written = original(self, record)
+        group = record.get("group_restarts") or [None]
+        data_share = float(record.get("group_data_seconds") or 0.0) / len(group)
+        seconds = float(record.get("wall_seconds") or 0.0) - data_share
+        seen.append({"id": rid, "written": written, "seconds": max(seconds, 0.0)})
+        return rid, written
+
+    ResultStore.write = write
+    try:
+        yield seen
+    finally:
+        ResultStore.write = original
+
+
+def execute_runner(job: Job, cfg: dict, results: str) -> dict:
+    """Run ``job`` (``cfg``: its composed config, plain values) in this process with one BLAS thread;
+    mark it done in the store; return its timing (CPU-s, the records it wrote and the part of its
+    CPU time that grows with its units, :func:`experiments.plan.plan.costs_from_timings`)."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from experiments.store.records import results_root
+    from experiments.store.store import ResultStore
+    from experiments.threads import pinned_blas
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    with pinned_blas(), _recorded_writes() as seen:
+        conf = OmegaConf.create(cfg)
+        store = ResultStore(results_root(conf))
+        store.check_writable()
+        store.clean_stale_temporaries()
+        result = instantiate(conf.experiment.run)(conf) or {}
+    cpu = time.process_time() - cpu0
+    if job.kind.startswith("gibbs_chain"):
+        variable = float(result.get("chain_seconds", 0.0))
+    elif job.kind.startswith("gibbs_record"):
+        variable = 0.0
+    else:
+        variable = sum(s["seconds"] for s in seen if s["written"])
+    timing = {
+        "name": job.name,
+        "kind": job.kind,
+        "units": job.units,
+        "cpu_s": cpu,
+        "wall_s": time.perf_counter() - wall0,
+        "variable_s": variable,
+        "records_written": sum(s["written"] for s in seen),
+        "record_ids": [s["id"] for s in seen if s["written"]],
+        "pid": os.getpid(),
+        "ok": True,
+    }
+    _write_atomic(done_dir(Path(results)) / f"{job.token}.json", json.dumps(timing) + "\n")
+    return timing
+
+
+def _task(fn: Callable, job: Job, payload: Any, results: str, *after) -> dict:
+    """What a worker runs: ``fn(job, payload, results)`` (``after``: the results of the jobs it
+    waited for, unused)."""
+    return fn(job, payload, results)
+
+
+@dataclass
+class Outcome:
+    """What a run of the plan came to."""
+
+    done: list[dict] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: int = 0
+    interrupted: bool = False
+    wall_s: float = 0.0
+
+
+def local_cluster(workers: int | None = None):
+    """A ``LocalCluster``: ``workers`` single-threaded worker processes (default: one per core of
+    this process's CPU set), each with a nanny that restarts it if it dies."""
+    from distributed import LocalCluster
+
+    n = workers or len(os.sched_getaffinity(0))
+    return LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=0,
+        dashboard_address=None,
+        silence_logs=40,  # errors only: the plan prints its own progress
+    )
+
+
+def jobqueue_cluster(kind: str, *, jobs: int, cores: int, memory: str, walltime: str, **kwargs):
+    """A dask-jobqueue cluster (``kind``: slurm, pbs or sge) of ``jobs`` batch jobs, each starting
+    ``cores`` single-threaded worker processes; ``kwargs`` go to the cluster class (``queue``,
+    ``account``, ``job_extra_directives``, ``python``...).  Call ``.job_script()`` to see the script."""
+    import dask_jobqueue
+
+    cls = {
+        "slurm": dask_jobqueue.SLURMCluster,
+        "pbs": dask_jobqueue.PBSCluster,
+        "sge": dask_jobqueue.SGECluster,
+    }[kind]
+    env = [f"export {v}=1" for v in THREAD_VARIABLES]
+    cluster = cls(
+        cores=cores,
+        processes=cores,
+        memory=memory,
+        walltime=walltime,
+        job_script_prologue=env + list(kwargs.pop("job_script_prologue", [])),
+        worker_extra_args=["--nthreads", "1"],
+        **kwargs,
+    )
+    cluster.scale(jobs=jobs)
+    return cluster
+
+
+def run_jobs(
+    jobs: list[Job],
+    payloads: dict[str, Any],
+    results: Path,
+    *,
+    fn: Callable = execute_runner,
+    cluster_factory: Callable | None = None,
+    out=sys.stderr,
+    progress_every: float = 5.0,
+) -> Outcome:
+    """Run ``jobs`` (those not marked done in ``results``) on a Dask cluster, longest first.
+
+    ``payloads[job.name]`` is what ``fn(job, payload, results)`` gets in the worker (the job's
+    composed config for :func:`execute_runner`).  A job waits for its ``after`` jobs; a failed job
+    fails those that wait for it, and the others run on.  Prints a progress line at most every
+    ``progress_every`` seconds (jobs and estimated CPU-s done, elapsed time, ETA).  Ctrl-C cancels
+    every job, closes the cluster and returns with ``interrupted`` set.
+    """
+    import dask
+    from distributed import Client, as_completed
+
+    outcome = Outcome()
+    todo = [j for j in jobs if not is_done(results, j)]
+    outcome.skipped = len(jobs) - len(todo)
+    t0 = time.perf_counter()
+    if not todo:
+        return outcome
+    for v in THREAD_VARIABLES:
+        os.environ.setdefault(v, "1")
+    total_cost = sum(j.cost for j in todo) or 1.0
+    names = {j.name for j in todo}
+    cluster = client = None
+    try:
+        with dask.config.set(DASK_CONFIG):
+            cluster = (cluster_factory or local_cluster)()
+            client = Client(cluster)
+            futures, by_key = {}, {}
+            # submitted parents first; priority = estimated cost, so the longest ready job goes first
+            order = sorted(todo, key=lambda j: (bool(j.after), -j.cost))
+            for job in order:
+                deps = [futures[a] for a in job.after if a in names and a in futures]
+                fut = client.submit(
+                    _task,
+                    fn,
+                    job,
+                    payloads.get(job.name),
+                    str(results),
+                    *deps,
+                    key=f"job-{job.token}",
+                    priority=int(job.cost * 1000),
+                    pure=False,
+                )
+                futures[job.name] = fut
+                by_key[fut.key] = job
+            done_cost, last = 0.0, 0.0
+            for fut in as_completed(list(futures.values())):
+                job = by_key[fut.key]
+                if fut.status == "finished":
+                    outcome.done.append(fut.result())
+                else:
+                    exc = fut.exception()
+                    outcome.failed.append((job.name, _one_line(exc)))
+                done_cost += job.cost
+                now = time.perf_counter() - t0
+                if now - last >= progress_every or len(outcome.done) + len(outcome.failed) == len(
+                    todo
+                ):
+                    last = now
+                    finished = len(outcome.done) + len(outcome.failed)
+                    eta = now * (total_cost - done_cost) / max(done_cost, 1e-9)
+                    print(
+                        f"[plan] {finished}/{len(todo)} jobs, {done_cost:,.0f}/{total_cost:,.0f} "
+                        f"estimated CPU-s, {now:,.0f} s elapsed, ETA {eta:,.0f} s"
+                        + (f", {len(outcome.failed)} failed" if outcome.failed else ""),
+                        file=out,
+                        flush=True,
+                    )
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        for closer in (client, cluster):
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    closer.close()
+        outcome.wall_s = time.perf_counter() - t0
+    return outcome
+
+
+def _one_line(exc: BaseException | None) -> str:
+    if exc is None:
+        return "cancelled"
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,324 @@
+"""The reproduction as a plan: a list of independent jobs, each a resumable part of one runner.
+
+A job is one command line of ``run.py`` (its Hydra overrides) that computes a part of an
+experiment: a PPCA (n, subset) group of Figures 3-4, the MOD-SULQ or random restarts of one n, one
+Table 2 permutation or round, one chain of a Figure 2 record (then the record, from its chains),
+Table 1, the SULQ bound, ...  The part is chosen by ``experiment.only``
+(:func:`experiments.runs.settings.plan_selector`), which never enters a run key: a job writes the
+very records the whole runner writes (same run keys, ids and releases; ``tests/test_plan_records.py``).
+
+Each job has an estimated cost in CPU-seconds, ``fixed + per_unit x units``: ``units`` counts what
+the job's work grows with at any scale (chain-iterations of a PPCA group, records of a sweep,
+iterations of a Figure 2 chain), ``fixed`` what it does not (loading and preparing the data).  Both
+come from :data:`COSTS_FILE`, measured from the jobs of a quick-scale run
+(:func:`costs_from_timings`); a paper-scale job's cost is that job's fixed cost plus its per-unit
+cost times its paper-scale units.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from experiments.paths import config_dir
+
+#: the measured costs (:func:`costs_from_timings`), committed with the command that measured them
+COSTS_FILE = Path(__file__).resolve().parent / "costs.json"
+
+#: every UCI data set of the reproduction, census (the longest) first
+UCI = ("census", "insurance", "kddcup", "localization")
+#: the order of the stages (what a dry run prints)
+STAGES = (
+    "Table 1, Figure 1",
+    "Figure 2",
+    "Figures 3-4 PPCA",
+    "Figures 3-4 others",
+    "Table 2, footnote 1",
+    "Figure 5",
+    "beyond the paper",
+)
+#: the cost of a job whose kind has no measured cost (CPU-s)
+UNMEASURED_COST = 5.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """One independent job of the plan.
+
+    Attributes
+    ----------
+    name : str
+        Readable and unique in its plan (``figures3-4/ppca/census/n3/s1``).
+    stage : str
+        One of :data:`STAGES`.
+    overrides : tuple of str
+        The job's ``run.py`` overrides (``scale=`` included).
+    kind : str
+        What its cost is measured by (``ppca_group/census``).
+    units : float
+        How much of its kind's work it does (chain-iterations, records, iterations).
+    cost : float
+        Estimated CPU-s (:func:`estimate`).
+    after : tuple of str
+        Jobs whose outputs it needs (a Figure 2 record after its chains).
+    """
+
+    name: str
+    stage: str
+    overrides: tuple[str, ...]
+    kind: str
+    units: float
+    cost: float = 0.0
+    after: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def token(self) -> str:
+        """A file-name-safe id of the job's work (its name and overrides)."""
+        digest = hashlib.sha256(json.dumps([self.name, self.overrides]).encode()).hexdigest()
+        return "".join(c if c.isalnum() else "_" for c in self.name) + "-" + digest[:10]
+
+
+def scale_config(scale: str):
+    """``conf/scale/<scale>.yaml``; ``ValueError`` naming the valid scales when there is none."""
+    path = config_dir() / "scale" / f"{scale}.yaml"
+    if not path.exists():
+        valid = ",".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
+        raise ValueError(f"unknown scale {scale!r}; valid: {valid}")
+    return OmegaConf.load(path)
+
+
+def _experiment_yaml(name: str):
+    return OmegaConf.load(config_dir() / "experiment" / f"{name}.yaml").experiment
+
+
+def _restarts(sc, mechanism: str) -> int:
+    return int(sc.restarts.get(mechanism, sc.restarts.get("default")))
+
+
+def _only(**sel) -> str:
+    return "experiment.only={" + ",".join(f"{k}:{v}" for k, v in sel.items()) + "}"
+
+
+def build_plan(
+    scale: str,
+    datasets: tuple[str, ...] = UCI,
+    *,
+    extras: bool | None = None,
+    gibbs_samplers: tuple[str, ...] = ("gibbs", "reference"),
+    ppca_sweeps: int | None = None,
+    costs: dict | None = None,
+) -> list[Job]:
+    """The jobs of the reproduction at ``scale`` on the UCI ``datasets`` (as ``scripts/reproduce.sh``
+    ran them), with their estimated costs.
+
+    ``extras``: also the experiments beyond the paper (default: at every scale but paper);
+    ``gibbs_samplers``: Figure 2's samplers (``gibbs`` runs at 2 and at 1 sweep per iteration);
+    ``ppca_sweeps``: Givens sweeps per iteration of the Figures 3-4 PPCA chains (None: the scale's).
+    """
+    sc = scale_config(scale)
+    extras = scale != "paper" if extras is None else extras
+    on = [d for d in UCI if d in datasets]
+    jobs: list[Job] = []
+    S = f"scale={scale}"
+
+    def add(name, stage, overrides, kind, units, after=()):
+        jobs.append(Job(name, stage, (*overrides, S), kind, float(units), after=tuple(after)))
+
+    # Table 1 and Figure 1 (the MOD-SULQ bound)
+    if on:
+        add("table1", STAGES[0], ["experiment=table1", f"experiment.datasets=[{','.join(on)}]"],
+            "table1", 1)  # fmt: skip
+    add("sulq_bound", STAGES[0], ["experiment=sulq_bound"], "sulq_bound", 1)
+    # Figure 2: each chain a job, then the record from its chains
+    g = sc.gibbs
+    for ds in (d for d in ("insurance", "kddcup") if d in on):
+        variants = [(s, None) for s in gibbs_samplers]
+        if "gibbs" in gibbs_samplers:
+            variants.append(
+                ("gibbs", 1)
+            )  # the chain of the grouped releases: 1 sweep per iteration
+        for sampler, sweeps in variants:
+            tag = sampler + ("" if sweeps is None else f"-sweeps{sweeps}")
+            base = [
+                "experiment=gibbs_convergence",
+                f"dataset={ds}",
+                f"experiment.sampler={sampler}",
+            ]
+            if sweeps is not None:
+                base.append(f"experiment.sweeps_per_iteration={sweeps}")
+            chains = [f"figure2/{ds}/{tag}/chain{c}" for c in range(int(g.chains))]
+            for c, name in enumerate(chains):
+                add(name, STAGES[1], [*base, _only(chain=c)], f"gibbs_chain/{ds}/{tag}",
+                    g.iterations)  # fmt: skip
+            add(f"figure2/{ds}/{tag}", STAGES[1], base, f"gibbs_record/{ds}", 1, after=chains)
+    # Figures 3-4: a PPCA job per (n, subset) group; MOD-SULQ and random per n; PCA per data set
+    ppca_units = _restarts(sc, "ppca") * int(sc.ppca_iterations)
+    spi = [] if ppca_sweeps is None else [f"++scale.ppca_sweeps_per_iteration={ppca_sweeps}"]
+    for ds in on:
+        base = ["experiment=utility_vs_n", f"dataset={ds}"]
+        for i in range(int(sc.n_points)):
+            for s in range(int(sc.subsets)):
+                add(f"figures3-4/ppca/{ds}/n{i}/s{s}", STAGES[2],
+                    [*base, "mechanism=ppca", *spi, _only(n_index=i, subset=s)],
+                    f"ppca_group/{ds}", ppca_units)  # fmt: skip
+        for mech in ("mod_sulq", "random"):
+            for i in range(int(sc.n_points)):
+                add(f"figures3-4/{mech}/{ds}/n{i}", STAGES[3],
+                    [*base, f"mechanism={mech}", _only(n_index=i)],
+                    f"sweep/{ds}/{mech}", int(sc.subsets) * _restarts(sc, mech))  # fmt: skip
+        add(f"figures3-4/pca/{ds}", STAGES[3], [*base, "mechanism=pca"], f"sweep/{ds}/pca",
+            int(sc.n_points) * int(sc.subsets) * _restarts(sc, "pca"))  # fmt: skip
+    # Table 2 (kddcup, localization) and footnote 1 (census, insurance; census without its label's columns)
+    c = sc.classification
+    P, J = int(c.permutations), int(c.projections)
+    table2 = [(ds, m, []) for ds in ("kddcup", "localization") if ds in on
+              for m in ("ppca", "pca", "mod_sulq", "random")]  # fmt: skip
+    table2 += [(ds, "pca", []) for ds in ("census", "insurance") if ds in on]
+    if "census" in on:
+        table2.append(("census", "pca", ["experiment.drop_feature_prefixes=['income=']"]))
+    for ds, mech, extra in table2:
+        base = ["experiment=classification", f"dataset={ds}", f"mechanism={mech}", *extra]
+        tag = f"table2/{ds}/{mech}" + ("/no-income" if extra else "")
+        for p in range(P):
+            if mech in ("ppca", "pca"):  # a PPCA group, or one subspace for every projection
+                add(f"{tag}/p{p}", STAGES[4], [*base, _only(permutation=p)],
+                    f"classification/{ds}/{mech}", J)  # fmt: skip
+            else:
+                for j in range(J):
+                    add(f"{tag}/p{p}/j{j}", STAGES[4], [*base, _only(permutation=p, projection=j)],
+                        f"classification/{ds}/{mech}", 1)  # fmt: skip
+    # Figure 5
+    n_eps = len(_experiment_yaml("utility_vs_epsilon").epsilons)
+    for mech in ("pca", "mod_sulq", "ppca"):
+        samples = 1 if mech == "pca" else int(sc.epsilon_samples)
+        per = int(sc.ppca_chains) * int(sc.ppca_iterations) if mech == "ppca" else 1
+        add(f"figure5/{mech}", STAGES[5], ["experiment=utility_vs_epsilon", f"mechanism={mech}"],
+            f"epsilon/{mech}", n_eps * samples * per)  # fmt: skip
+    # beyond the paper (synthetic data): one job per mechanism, not split further
+    if extras:
+        for mech in ("pca", "ppca", "mod_sulq", "analyze_gauss", "noisy_power", "subspace_approx"):
+            add(f"extra/dimension_scaling/{mech}", STAGES[6],
+                ["experiment=dimension_scaling", f"mechanism={mech}"],
+                f"extra/dimension_scaling/{mech}/{scale}", 1)  # fmt: skip
+        add("extra/online_regret", STAGES[6], ["experiment=online_regret"],
+            f"extra/online_regret/{scale}", 1)  # fmt: skip
+    return estimate(jobs, load_costs() if costs is None else costs)
+
+
+def load_costs(path: Path = COSTS_FILE) -> dict:
+    """The measured cost table (empty when there is none yet)."""
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def estimate(jobs: list[Job], costs: dict) -> list[Job]:
+    """The jobs with their estimated CPU-s: ``fixed + per_unit x units`` of their kind
+    (:data:`UNMEASURED_COST` for a kind without a measured cost)."""
+    table = costs.get("kinds", {})
+    out = []
+    for job in jobs:
+        k = table.get(job.kind)
+        cost = UNMEASURED_COST if k is None else k["fixed"] + k["per_unit"] * job.units
+        out.append(Job(job.name, job.stage, job.overrides, job.kind, job.units, cost, job.after))
+    return out
+
+
+def costs_from_timings(lines: list[dict]) -> dict:
+    """Per-kind costs from the engine's timings of finished jobs (one dict per job: ``kind``,
+    ``units``, ``cpu_s``, ``variable_s``).
+
+    ``variable_s`` is the part of a job's CPU time that grows with its units (the seconds its
+    records say their computation took, or a Figure 2 chain's seconds); the rest is fixed.  Per
+    kind: ``per_unit`` is the median of variable_s / units and ``fixed`` the median of
+    cpu_s - variable_s over its jobs.  A job that skipped stored records is left out.
+    """
+    by_kind: dict[str, list[dict]] = {}
+    for t in lines:
+        if t.get("ok"):
+            by_kind.setdefault(t["kind"], []).append(t)
+    kinds = {}
+    for kind, ts in sorted(by_kind.items()):
+        var = [max(0.0, min(t["variable_s"], t["cpu_s"])) for t in ts]
+        kinds[kind] = {
+            "fixed": round(statistics.median(t["cpu_s"] - v for t, v in zip(ts, var)), 4),
+            "per_unit": statistics.median(v / max(t["units"], 1e-12) for t, v in zip(ts, var)),
+            "jobs": len(ts),
+        }
+    return kinds
+
+
+def simulate(jobs: list[Job], workers: int) -> float:
+    """The makespan (s) of ``jobs`` on ``workers`` identical workers, each job taking its
+    estimated cost: longest-processing-time first among the jobs whose ``after`` are done (list
+    scheduling; work stealing and overheads not modelled)."""
+    if not jobs:
+        return 0.0
+    by_name = {j.name: j for j in jobs}
+    waiting = {j.name: {a for a in j.after if a in by_name} for j in jobs}
+    children: dict[str, list[str]] = {}
+    for name, deps in waiting.items():
+        for d in deps:
+            children.setdefault(d, []).append(name)
+    ready = [(-by_name[n].cost, n) for n, deps in waiting.items() if not deps]
+    heapq.heapify(ready)
+    running: list[tuple[float, str]] = []  # (finish time, job)
+    free, now = workers, 0.0
+    while ready or running:
+        while ready and free:
+            cost, name = heapq.heappop(ready)
+            heapq.heappush(running, (now - cost, name))
+            free -= 1
+        now, name = heapq.heappop(running)
+        free += 1
+        for child in children.get(name, ()):
+            waiting[child].discard(name)
+            if not waiting[child]:
+                heapq.heappush(ready, (-by_name[child].cost, child))
+    return now
+
+
+def describe(jobs: list[Job], workers=(2, 16, 64)) -> str:
+    """The dry run's text: the jobs by stage with their estimated CPU-s, the longest job, and the
+    simulated makespan on each number of ``workers``."""
+    total = sum(j.cost for j in jobs)
+    lines = []
+    for stage in STAGES:
+        js = [j for j in jobs if j.stage == stage]
+        if not js:
+            continue
+        cpu = sum(j.cost for j in js)
+        lines.append(f"{stage}: {len(js)} jobs, {cpu:,.0f} CPU-s")
+        kinds: dict[str, list[Job]] = {}
+        for j in js:
+            kinds.setdefault(j.kind, []).append(j)
+        for kind, kj in kinds.items():
+            costs = [j.cost for j in kj]
+            lines.append(
+                f"  {kind}: {len(kj)} x {statistics.median(costs):,.1f} CPU-s (median; max "
+                f"{max(costs):,.1f})  e.g. {kj[0].name}"
+            )
+    longest = max(jobs, key=lambda j: j.cost)
+    lines.append(
+        f"total: {len(jobs)} jobs, {total:,.0f} CPU-s; longest job {longest.name} "
+        f"{longest.cost:,.0f} CPU-s (1/{total / max(longest.cost, 1e-9):,.0f} of the total)"
+    )
+    for w in workers:
+        m = simulate(jobs, w)
+        lines.append(
+            f"makespan on {w:>3} workers (longest first): {m:,.0f} s ({_hms(m)}); "
+            f"{total / max(m, 1e-9) / w:.0%} busy"
+        )
+    return "\n".join(lines)
+
+
+def _hms(seconds: float) -> str:
+    s = int(math.ceil(seconds))
+    return (
+        f"{s // 3600} h {s % 3600 // 60:02d} min" if s >= 3600 else f"{s // 60} min {s % 60:02d} s"
+    )
