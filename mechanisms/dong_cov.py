@@ -250,8 +250,37 @@ def separate_cov(
        (L2 sensitivity √2/n, Hoffman–Wielandt);
     3. Σ̃ = P̃ diag(λ̃) P̃ᵀ, both sorted in decreasing order (post-processing).
 
-    ρ/2 + ρ/2 = ρ (composition).  Parameters and returns as :func:`gauss_cov`; ``release`` also has
-    ``eigenvalue_noise_scale`` τ.
+    ρ/2 + ρ/2 = ρ (composition, Bun & Steinke 2016, Lemma 2.3).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Number of released eigenvectors, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the noise (the matrix noise first, then the eigenvalue noise).
+    epsilon, delta : float
+        The (ε, δ) to certify: the mechanism runs at the largest ρ whose conversion certifies it
+        (:func:`mechanisms.calibration.zcdp_rho_tight`), split ρ/2 + ρ/2.
+    rho : float, optional
+        Run at this ρ instead; the recorded ε is then the one ρ certifies at ``delta``.
+    clip : bool, default False
+        Scale rows above the unit norm onto the unit ball instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``covariance`` Σ̃ = P̃ diag(λ̃) P̃ᵀ and ``components`` (its top-k eigenvectors), both covered
+        by the guarantee (ρ-zCDP and the (ε, δ) it certifies, replace-one-row); ``release``:
+        ``status``, ``rho``, ``noise_scale`` σ (the matrix step's std) and
+        ``eigenvalue_noise_scale`` τ (functions of n and ρ: public under replace-one-row);
+        diagnostics (not private): ``n_clipped``.
+
+    References
+    ----------
+    W. Dong, Y. Liang and K. Yi, "Differentially private covariance revisited", NeurIPS 2022.
+    M. Bun and T. Steinke, "Concentrated differential privacy", TCC 2016.
     """
     rho, epsilon, delta = zcdp_budget(epsilon, delta, rho)
     X, n, d, k, n_clipped = _prepare(X, k, clip)
@@ -276,11 +305,31 @@ def lap_cov(
     Δ₁ = √2 d/n, an L1 bound on the change of Σ's upper triangle under replace-one-row
     (:func:`lap_cov_noise_scale`; module docstring).  (ε, 0)-DP.
 
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Number of released eigenvectors, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the noise.
+    epsilon : float
+        The pure-DP budget ε > 0 (δ = 0).
+    clip : bool, default False
+        Scale rows above the unit norm onto the unit ball instead of refusing them.
+
     Returns
     -------
     MechanismOutput
-        ``covariance``, ``components``; guarantee (ε, 0), replace-one-row; ``release``: ``status``,
-        ``noise_scale`` b; diagnostics (not private): ``n_clipped``.
+        ``covariance`` Σ̃ and ``components`` (its top-k eigenvectors), both covered by the guarantee
+        ((ε, 0)-DP, replace-one-row); ``release``: ``status``, ``noise_scale`` b (a function of n,
+        d and ε: public under replace-one-row); diagnostics (not private): ``n_clipped``.
+
+    References
+    ----------
+    W. Dong, Y. Liang and K. Yi, "Differentially private covariance revisited", NeurIPS 2022.
+    C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in private
+    data analysis", TCC 2006.
     """
     epsilon = check_epsilon(epsilon)
     X, n, d, k, n_clipped = _prepare(X, k, clip)
@@ -306,8 +355,34 @@ def separate_lap_cov(
        (L1 sensitivity 2/n, Lidskii);
     3. Σ̃ = P̃ diag(λ̃) P̃ᵀ, both sorted in decreasing order.
 
-    (ε, 0)-DP by basic composition.  ``release``: ``status``, ``noise_scale`` b,
-    ``eigenvalue_noise_scale`` c.
+    (ε, 0)-DP by basic composition (ε/2 + ε/2).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d) or PreparedData
+        Rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Number of released eigenvectors, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the noise (the matrix noise first, then the eigenvalue noise).
+    epsilon : float
+        The pure-DP budget ε > 0 (δ = 0), split ε/2 + ε/2.
+    clip : bool, default False
+        Scale rows above the unit norm onto the unit ball instead of refusing them.
+
+    Returns
+    -------
+    MechanismOutput
+        ``covariance`` Σ̃ = P̃ diag(λ̃) P̃ᵀ and ``components`` (its top-k eigenvectors), both covered
+        by the guarantee ((ε, 0)-DP, replace-one-row); ``release``: ``status``, ``noise_scale`` b
+        (the matrix step's Laplace scale) and ``eigenvalue_noise_scale`` c (functions of n, d and
+        ε: public under replace-one-row); diagnostics (not private): ``n_clipped``.
+
+    References
+    ----------
+    W. Dong, Y. Liang and K. Yi, "Differentially private covariance revisited", NeurIPS 2022.
+    C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in private
+    data analysis", TCC 2006.
     """
     epsilon = check_epsilon(epsilon)
     X, n, d, k, n_clipped = _prepare(X, k, clip)
@@ -419,13 +494,41 @@ def adaptive_cov(
 
     Parameters
     ----------
+    X : array-like of shape (n, d) or PreparedData
+        Rows of L2 norm at most 1 (see ``clip``).
+    k : int
+        Number of released eigenvectors, 1 <= k < d.
+    rng : numpy.random.Generator
+        Source of the noise (the trace's, AboveThreshold's, then the covariance step's).
+    epsilon, delta : float
+        The (ε, δ) to certify: the mechanism runs at the largest ρ whose conversion certifies it
+        (:func:`mechanisms.calibration.zcdp_rho_tight`), split ρ/8 + ρ/8 + 3ρ/4.
+    rho : float, optional
+        Run at this ρ instead; the recorded ε is then the one ρ certifies at ``delta``.
     beta : float, default 0.1
-        Failure probability of the error predictions (utility only), in (0, 1).
+        Failure probability of the error predictions that choose the radius and the method
+        (utility only: it never enters the accounting), in (0, 1).
+    clip : bool, default False
+        Scale rows above the unit norm onto the unit ball instead of refusing them.
 
-    Other parameters and returns as :func:`gauss_cov`; ``release`` has ``rho``, ``method``
-    ("gauss" or "separate"), ``radius`` r̃, ``level`` j, ``trace`` t̃, ``noise_scale`` (and
-    ``eigenvalue_noise_scale`` for "separate"), all covered by the guarantee; diagnostics (not
-    private): ``n_clipped`` (unit ball), ``n_clipped_radius`` (rows above r̃).
+    Returns
+    -------
+    MechanismOutput
+        ``covariance`` Σ̃ (eigenvalues in [0, r̃²]) and ``components`` (its top-k eigenvectors), both
+        covered by the guarantee (ρ-zCDP and the (ε, δ) it certifies, replace-one-row);
+        ``release``: ``status``, ``rho``, ``trace`` t̃ (the noisy, raised trace of step 1),
+        ``level`` j and ``radius`` r̃ (AboveThreshold's choice), ``method`` ("gauss" or
+        "separate", a function of t̃ and j), ``noise_scale`` σ (and ``eigenvalue_noise_scale`` τ
+        for "separate", functions of n, ρ and r̃), all covered by the guarantee; diagnostics (not
+        private): ``n_clipped`` (rows scaled onto the unit ball), ``n_clipped_radius`` (rows
+        above r̃).
+
+    References
+    ----------
+    W. Dong, Y. Liang and K. Yi, "Differentially private covariance revisited", NeurIPS 2022.
+    C. Dwork and A. Roth, "The algorithmic foundations of differential privacy", Foundations and
+    Trends in Theoretical Computer Science 9(3–4), 2014 (AboveThreshold, Algorithm 1).
+    M. Bun and T. Steinke, "Concentrated differential privacy", TCC 2016.
     """
     rho, epsilon, delta = zcdp_budget(epsilon, delta, rho)
     try:

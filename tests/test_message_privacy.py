@@ -66,6 +66,12 @@ CONFIGS: dict[str, tuple[str, int, dict[str, Any]]] = {
     "subspace_approx": ("subspace_approx", 1, {"epsilon": EPS, "delta": DELTA}),
     "dp_pca": ("dp_pca", 1, {"epsilon": EPS, "delta": DELTA, "batch_size": 10}),
     "k_dp_pca": ("k_dp_pca", 2, {"epsilon": EPS, "delta": DELTA, "batch_size": 10}),
+    "gauss_cov": ("gauss_cov", 1, {"epsilon": EPS, "delta": DELTA}),
+    "separate_cov": ("separate_cov", 2, {"epsilon": EPS, "delta": DELTA}),
+    "adaptive_cov": ("adaptive_cov", 1, {"epsilon": EPS, "delta": DELTA, "beta": 0.1}),
+    "lap_cov": ("lap_cov", 1, {"epsilon": EPS}),
+    "separate_lap_cov": ("separate_lap_cov", 2, {"epsilon": EPS}),
+    "coinpress_cov": ("coinpress_cov", 1, {"epsilon": EPS, "delta": DELTA, "iterations": 3}),
 }
 
 

@@ -35,6 +35,14 @@ PARAMS = {
     "subspace_approx": {"epsilon": EPS, "delta": DELTA},
     "dp_pca": {"epsilon": EPS, "delta": DELTA, "batch_size": 4},
     "k_dp_pca": {"epsilon": EPS, "delta": DELTA, "batch_size": 2},
+    # rho-zCDP at the largest rho certifying (EPS, DELTA)
+    "gauss_cov": {"epsilon": EPS, "delta": DELTA},
+    "separate_cov": {"epsilon": EPS, "delta": DELTA},
+    "adaptive_cov": {"epsilon": EPS, "delta": DELTA, "beta": 0.1},
+    "coinpress_cov": {"epsilon": EPS, "delta": DELTA, "iterations": 2},
+    # pure epsilon-DP
+    "lap_cov": {"epsilon": EPS},
+    "separate_lap_cov": {"epsilon": EPS},
 }
 
 #: field names that are exact statistics of the raw data or sampler internals wherever they occur
