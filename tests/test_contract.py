@@ -206,7 +206,7 @@ def test_the_report_is_the_clauses_in_order():
         (check_reproducible, fixed_seed, {"output depends on the seed"}),
         (check_refuses_bad_input, wrong_exception, {"refuses NaN in X"}),
     ],
-    ids=lambda v: getattr(v, "__name__", ""),
+    ids=lambda v: getattr(v, "__name__", "failed"),
 )
 def test_a_clause_alone_fails_exactly_its_cases(check, fn, failed):
     results = check(MechanismUnderTest(fn, epsilon=0.5, delta=1e-5))

@@ -11,6 +11,7 @@ import pytest
 from omegaconf import open_dict
 
 from experiments.audit.settings import AUDIT_REVISION, AuditSettings
+from experiments.audit.variants import PLANTED_VARIANTS, SUBSPACE_EXACT_VARIANTS
 from experiments.errors import UserError
 from experiments.peers.settings import PeersSettings
 from experiments.runs.classification import classification_protocol
@@ -114,8 +115,8 @@ REFUSALS = [
     (
         AuditSettings,
         ["experiment.variant=foo"],
-        "experiment.variant must be null, noise_cut or one of ['first_rows_frame', 'rounded_dedup', "
-        "'tolerance', 'unfixed', 'doubled_exponent', 'sign_bit', 'tree_without_height'], got 'foo'",
+        "experiment.variant must be null, noise_cut or one of "
+        f"{sorted(SUBSPACE_EXACT_VARIANTS) + sorted(PLANTED_VARIANTS)}, got 'foo'",
     ),
     (
         GibbsConvergenceSettings,
