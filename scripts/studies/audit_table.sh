@@ -53,3 +53,6 @@ for variant in "experiment.variant=doubled_exponent" ""; do
       experiment.time_budget=90 $variant
 done
 run experiment.mechanism=ppca experiment.variant=doubled_exponent experiment.trials=20000
+# 5. the Wishart mechanism of JXZ16 / IS16, published as (epsilon, 0)-DP: the search catches it through the
+#    noisy matrix it releases
+run experiment.mechanism=mod_sulq $S experiment.variant=wishart
