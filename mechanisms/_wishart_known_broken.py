@@ -35,9 +35,12 @@ from ._base import (
 )
 from .linalg import top_k_eigenvectors
 
-#: C = WISHART_SCALE_NUMERATOR / (n ε) · I: the scale matrix 3/(2nε)·I of the Wishart noise as the
-#: audit's brief states it for Jiang, Xie & Zhang (2016); the paper's text was not available to check it
-#: against.  The counterexample does not depend on it (any positive definite C fails).
+#: C = WISHART_SCALE_NUMERATOR / (n ε) · I: the scale matrix 3/(2nε)·I of the Wishart noise as this
+#: harness was asked to use it for Jiang, Xie & Zhang (2016); the paper's text was not available here
+#: to check it against.  Implementations differ: diffprivlib's deprecated one (after Imtiaz & Sarwate)
+#: drew a d × (d + 1) Gaussian G with entries of standard deviation s/(2ε), s its sensitivity
+#: argument, and added W = G Gᵀ, i.e. C = (s/(2ε))²·I on the matrix it was given.  The
+#: counterexample does not depend on C (any positive definite C fails).
 WISHART_SCALE_NUMERATOR = 1.5
 
 
