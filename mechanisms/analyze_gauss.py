@@ -191,9 +191,10 @@ def analyze_gauss(
         (NTZ 2013's projection mechanism; :func:`project_psd_trace_ball`) and the components are the
         top-k eigenvectors of the projection, ties among its zero eigenvalues broken by the noisy
         matrix's order.  Post-processing: the guarantee is the same object as for ``"none"``, and so
-        are the components (the projection never reorders eigenvectors; derivation in
+        is the released subspace (the projection never reorders eigenvectors; derivation in
         :func:`project_psd_trace_ball`).  The second moment is summed over the rows sorted by their
-        bytes, so that the output does not depend on the order of the rows.
+        bytes, so that the output does not depend on the order of the rows; on rows given in that
+        order the components equal ``"none"``'s bit for bit, otherwise up to the rounding of the sum.
 
     Returns
     -------
