@@ -148,7 +148,7 @@ def local_cluster(workers: int | None = None):
         threads_per_worker=1,
         processes=True,
         memory_limit=0,
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: several plans (or tests) may run side by side
         silence_logs=40,  # errors only: the plan prints its own progress
     )
 
@@ -172,6 +172,7 @@ def jobqueue_cluster(kind: str, *, jobs: int, cores: int, memory: str, walltime:
         walltime=walltime,
         job_script_prologue=env + list(kwargs.pop("job_script_prologue", [])),
         worker_extra_args=["--nthreads", "1"],
+        scheduler_options={"dashboard_address": ":0"},
         **kwargs,
     )
     cluster.scale(jobs=jobs)
