@@ -24,6 +24,7 @@ top-k subspace is that of ``postprocess="none"`` (derivation in :func:`project_p
 from __future__ import annotations
 
 import math
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -45,8 +46,10 @@ from .linalg import fix_signs, symmetric_gaussian, top_k_eigenvectors
 
 SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
 
-#: what may follow the noisy matrix before its top-k eigenvectors are taken
-POSTPROCESSING = ("none", "projection")
+#: what may follow the noisy matrix before its top-k eigenvectors are taken (a type, so that a front
+#: end reads the choices from the signature)
+Postprocess = Literal["none", "projection"]
+POSTPROCESSING = get_args(Postprocess)
 
 
 def project_onto_capped_simplex(values, radius: float = 1.0) -> tuple[np.ndarray, float]:
@@ -163,7 +166,7 @@ def analyze_gauss(
     neighbouring: str = "add-remove-one-row",
     clip: bool = False,
     calibration: str = "paper",
-    postprocess: str = "none",
+    postprocess: Postprocess = "none",
 ) -> MechanismOutput:
     """Algorithm 1 of DTTZ 2014 followed by the top-k eigenvectors of the noisy covariance.
 
