@@ -233,8 +233,9 @@ def costs_from_timings(lines: list[dict]) -> dict:
     """Per-kind costs from the engine's timings of finished jobs (one dict per job: ``kind``,
     ``units``, ``cpu_s``, ``variable_s``).
 
-    ``variable_s`` is the part of a job's CPU time that grows with its units (the seconds its
-    records say their computation took, or a Figure 2 chain's seconds); the rest is fixed.  Per
+    ``variable_s`` is the part of a job's time that grows with its units (the seconds its records
+    say their computation took, or a Figure 2 chain's seconds: wall time, scaled by the job's
+    ``cpu_s / wall_s``); the rest of ``cpu_s`` is fixed.  Per
     kind: ``per_unit`` is the median of variable_s / units and ``fixed`` the median of
     cpu_s - variable_s over its jobs.  A job that skipped stored records is left out.
     """
@@ -244,7 +245,16 @@ def costs_from_timings(lines: list[dict]) -> dict:
             by_kind.setdefault(t["kind"], []).append(t)
     kinds = {}
     for kind, ts in sorted(by_kind.items()):
-        var = [max(0.0, min(t["variable_s"], t["cpu_s"])) for t in ts]
+        # the records' seconds are wall time: on a busy machine, scaled by the job's CPU / wall
+        var = [
+            max(
+                0.0,
+                min(
+                    t["variable_s"] * min(1.0, t["cpu_s"] / t.get("wall_s", t["cpu_s"])), t["cpu_s"]
+                ),
+            )
+            for t in ts
+        ]
         kinds[kind] = {
             "fixed": round(statistics.median(t["cpu_s"] - v for t, v in zip(ts, var)), 4),
             "per_unit": statistics.median(v / max(t["units"], 1e-12) for t, v in zip(ts, var)),
