@@ -126,9 +126,14 @@ def test_hydra_run_folders_of_an_installed_copy_are_under_the_current_directory(
 
 
 def test_a_writable_store_passes_the_check_and_keeps_nothing_of_it(tmp_path):
+    """The check creates nothing: a new store stays absent (a run refused later for its settings
+    leaves no folder behind), and an existing records/ stays empty."""
     store = ResultStore(tmp_path / "store")
     store.check_writable()
-    assert store.records_dir.is_dir() and list(store.records_dir.iterdir()) == []
+    assert not (tmp_path / "store").exists() and list(tmp_path.iterdir()) == []
+    store.records_dir.mkdir(parents=True)
+    store.check_writable()
+    assert list(store.records_dir.iterdir()) == []
 
 
 def test_records_that_are_a_file_fail_the_check_in_one_line(tmp_path):

@@ -131,9 +131,11 @@ class ResultStore:
     def check_writable(self) -> None:
         """Raise :class:`~experiments.errors.StoreWriteError` unless records can be written.
 
-        Creates ``records/`` (and the store) when missing and a temporary file in it, removed at
-        once; a run calls this before its work starts, so a store that would refuse its records
-        (``records/`` read-only, or a file) stops it before anything is computed.
+        Writes a temporary file, removed at once, into ``records/`` or, while ``records/`` does
+        not exist yet, into its nearest existing parent (the run creates what is missing when it
+        stores its first record; nothing is created here, so a run refused later for its settings
+        leaves no folder behind).  A run calls this before its work starts, so a store that would
+        refuse its records (``records/`` read-only, or a file) stops it before anything is computed.
 
         Raises
         ------
@@ -141,12 +143,12 @@ class ResultStore:
             One line naming ``records/`` and the system's reason; ``errno`` is the system's.
         """
         try:
-            if self.records_dir.exists() and not self.records_dir.is_dir():
+            probe = self.records_dir
+            while not probe.exists() and probe != probe.parent:
+                probe = probe.parent
+            if not probe.is_dir():  # records/ or a parent of it is a file
                 raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
-            self.records_dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(
-                prefix=_temporary_prefix(), suffix=".part", dir=self.records_dir
-            )
+            fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(), suffix=".part", dir=probe)
             os.close(fd)
             os.unlink(tmp)
         except OSError as exc:
