@@ -241,8 +241,9 @@ def test_reproduce_refuses_a_typo_before_any_work(tmp_path, env, args, needle):
 
 
 @pytest.mark.realdata
-def test_reproduce_fails_when_its_background_lane_fails(tmp_path):
-    """A failed run in the background lane (a misspelt sampler) used to end in 'finished', exit 0."""
+def test_reproduce_fails_when_a_job_fails(tmp_path):
+    """A failed job (a misspelt sampler) fails the reproduction with one line naming the job, after
+    the other jobs finish (their records kept), not in 'finished', exit 0."""
     require_real_data()  # the lane runs only on data sets whose raw files are there
     proc = subprocess.run(
         ["bash", str(REPO / "scripts" / "reproduce.sh"), "smoke"],
@@ -259,4 +260,6 @@ def test_reproduce_fails_when_its_background_lane_fails(tmp_path):
         timeout=600,
     )
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "background lane stopped" in proc.stderr and "finished in" not in proc.stderr
+    assert "Error: job figure2/insurance/refrence" in proc.stderr, proc.stderr[-2000:]
+    assert "unknown MCMC sampler 'refrence'" in proc.stderr and "finished in" not in proc.stderr
+    assert "the same command resumes" in proc.stderr
