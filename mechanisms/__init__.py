@@ -20,9 +20,7 @@ Two public surfaces, each declared by its ``__all__`` and listed in the document
     docs/own_mechanism.md.
 
 Every other module, the underscore ones above all, is the library's inside: the mechanisms
-themselves are reached through the registry.  The toolkit's input checks, :class:`PreparedData`,
-``second_moment`` and ``ROW_NORM_TOLERANCE`` also resolve here, for code that imported them from
-this module before the toolkit existed; they are not part of this module's surface.
+themselves are reached through the registry.
 """
 
 from __future__ import annotations
@@ -37,17 +35,6 @@ from ._base import (
     MechanismOutput,
     PrivacyGuarantee,
     PrivacyInputError,
-)
-
-# the toolkit's, resolved here too for code that imported them from here (not in __all__)
-from .toolkit import (  # noqa: F401
-    ROW_NORM_TOLERANCE,
-    PreparedData,
-    check_data,
-    check_delta,
-    check_epsilon,
-    check_k,
-    second_moment,
 )
 
 #: config name -> "module:function"

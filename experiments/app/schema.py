@@ -25,7 +25,8 @@ from typing import Any, Callable, Literal, Optional
 from omegaconf import MISSING, DictConfig
 
 from experiments.errors import UserError
-from mechanisms import PrivacyInputError, check_delta
+from mechanisms import PrivacyInputError
+from mechanisms.toolkit import check_delta
 
 #: the name under which :class:`RunConfig` is stored in Hydra's ConfigStore (``conf/config.yaml``)
 SCHEMA_NAME = "run_schema"

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechanisms import NEIGHBOURING_RELATIONS, ROW_NORM_TOLERANCE
+from mechanisms import NEIGHBOURING_RELATIONS
+from mechanisms.toolkit import ROW_NORM_TOLERANCE
 
 
 @dataclass

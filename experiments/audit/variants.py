@@ -35,7 +35,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from experiments.audit.whitebox import exact_epsilon, measure_mu
-from mechanisms import MECHANISMS, MechanismOutput, PreparedData, get_mechanism
+from mechanisms import MECHANISMS, MechanismOutput, get_mechanism
+from mechanisms.toolkit import PreparedData
 
 #: mechanism -> (module, noise-scale function looked up by the mechanism at call time)
 NOISE_FUNCTIONS = {  # every noise-scale function a call may use, for each calibration (paper, tight, ...)

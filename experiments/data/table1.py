@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.data.uci import DATASETS, PAPER_K, PAPER_TABLE1, DataUnavailableError, load_dataset
-from mechanisms import second_moment
 from mechanisms.metrics import optimal_q_F
+from mechanisms.toolkit import second_moment
 
 __all__ = [
     "PAPER_TABLE1",

@@ -16,7 +16,8 @@ from experiments.peers.environment import (
     peer_python,
     peer_spec,
 )
-from mechanisms import MechanismOutput, PrivacyGuarantee, check_data, check_epsilon, check_k
+from mechanisms import MechanismOutput, PrivacyGuarantee
+from mechanisms.toolkit import check_data, check_epsilon, check_k
 
 
 def _pca_request(name, X, k, epsilon, clip, python, install, worker, options):

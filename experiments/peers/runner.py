@@ -129,7 +129,7 @@ def _run_dataset(cfg, s: PeersSettings, store, ds_name: str, unavailable: dict) 
     a run needs it and shared by every ε and mechanism), each ε and each available mechanism."""
     from experiments.data.configured import load_configured, subsample
     from experiments.runs.streams import subset_stream
-    from mechanisms import PreparedData
+    from mechanisms.toolkit import PreparedData
 
     dcfg = _with(cfg, dataset=_config_node("dataset", ds_name))
     dataset = load_configured(dcfg.dataset, dcfg.data_dir)

@@ -37,7 +37,7 @@ from experiments.runs.streams import mechanism_rng, mechanism_stream
 from experiments.runs.sweep import finish_experiment, grouped_summary
 from experiments.store.records import results_root, run_key, write_record
 from experiments.store.store import ResultStore, record_id
-from mechanisms import PreparedData
+from mechanisms.toolkit import PreparedData
 
 log = logging.getLogger(__name__)
 

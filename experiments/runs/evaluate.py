@@ -12,8 +12,8 @@ from omegaconf import DictConfig
 
 from experiments.runs.progress import progress_enabled
 from experiments.store.records import components_digest
-from mechanisms import PreparedData
 from mechanisms.metrics import optimal_q_F, q_F
+from mechanisms.toolkit import PreparedData
 
 
 def configured_mechanism(cfg: DictConfig, **overrides: Any):

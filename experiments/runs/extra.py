@@ -36,10 +36,10 @@ from experiments.runs.streams import mechanism_stream
 from experiments.store.provenance import record_provenance
 from experiments.store.records import results_root, run_key, write_record
 from experiments.store.store import ResultStore, record_id
-from mechanisms import PreparedData
 from mechanisms.linalg import single_thread_blas
 from mechanisms.metrics import projector_distance
 from mechanisms.online_pca import online_regret_bounds
+from mechanisms.toolkit import PreparedData
 
 log = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from experiments.runs.sweep import finish_experiment, summary_of_runs, sweep_run
 from experiments.store.provenance import record_provenance
 from experiments.store.records import results_root, run_key, write_record
 from experiments.store.store import ResultStore, record_id
-from mechanisms import PreparedData
 from mechanisms.bounds import mod_sulq_correlation_upper_bound
 from mechanisms.calibration import mod_sulq_noise_scale
+from mechanisms.toolkit import PreparedData
 
 log = logging.getLogger(__name__)
 

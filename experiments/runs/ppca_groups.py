@@ -17,7 +17,7 @@ from experiments.runs.streams import mechanism_stream, subset_stream
 from experiments.store.records import mechanism_params, results_root, run_key, write_record
 from experiments.store.store import ResultStore
 from experiments.threads import pinned
-from mechanisms import PreparedData
+from mechanisms.toolkit import PreparedData
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from experiments.store.provenance import (
 from experiments.store.records import results_root
 from experiments.store.store import ResultStore
 from experiments.threads import blas_provenance, pinned_blas
-from mechanisms import PreparedData
+from mechanisms.toolkit import PreparedData
 
 log = logging.getLogger(__name__)
 

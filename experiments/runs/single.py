@@ -22,7 +22,7 @@ from experiments.store.provenance import (
 )
 from experiments.store.records import results_root, run_key, write_record
 from experiments.store.store import ResultStore, record_id
-from mechanisms import PreparedData
+from mechanisms.toolkit import PreparedData
 
 log = logging.getLogger(__name__)
 

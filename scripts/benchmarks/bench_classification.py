@@ -44,7 +44,7 @@ from experiments.app.schema import register_schema
 from experiments.data.configured import load_configured
 from experiments.runs.evaluate import configured_mechanism
 from experiments.runs.streams import mechanism_rng, mechanism_stream
-from mechanisms import PreparedData
+from mechanisms.toolkit import PreparedData
 
 CONF = str(Path(__file__).resolve().parents[2] / "conf")
 

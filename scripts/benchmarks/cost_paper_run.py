@@ -27,9 +27,9 @@ import time
 import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
 import numpy as np
 
-from mechanisms import PreparedData
 from mechanisms.bingham import run_bingham_chains
 from mechanisms.ppca import ppca_restarts
+from mechanisms.toolkit import PreparedData
 
 K = {"kddcup": 4, "insurance": 11, "census": 8}
 PAPER = {

@@ -27,11 +27,11 @@ import numpy as np
 from experiments.data.uci import load_dataset
 from experiments.runs.streams import mechanism_stream
 from experiments.threads import pinned_blas
-from mechanisms import PreparedData
 from mechanisms.metrics import optimal_q_F, q_F
 from mechanisms.mod_sulq import mod_sulq
 from mechanisms.ppca_iterative import ppca_iterative
 from mechanisms.random_projection import random_subspace
+from mechanisms.toolkit import PreparedData
 
 
 def _mechanisms(epsilon: float, delta: float):

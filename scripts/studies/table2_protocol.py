@@ -41,11 +41,11 @@ from experiments.runs.classifiers import (
     linear_svm_search,
 )
 from experiments.runs.streams import mechanism_rng
-from mechanisms import PreparedData
 from mechanisms.linalg import single_thread_blas
 from mechanisms.mod_sulq import mod_sulq
 from mechanisms.pca import pca
 from mechanisms.random_projection import random_subspace
+from mechanisms.toolkit import PreparedData
 
 SUBSPACES = ("random_gaussian", "random_uniform", "random_uniform_raw", "mod_sulq", "pca")
 PAPER = {
