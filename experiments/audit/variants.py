@@ -227,22 +227,22 @@ def noise_cut(
 #: experiment.variant -> (module, function, audit name): the known-broken exact-case estimators
 SUBSPACE_EXACT_VARIANTS = {
     "unfixed": (
-        "mechanisms.subspace",
+        "mechanisms.subspace._known_broken",
         "_subspace_exact_paper_unfixed",
         "subspace_exact[paper, unfixed]",
     ),
     "tolerance": (
-        "mechanisms._subspace_known_broken",
+        "mechanisms.subspace._known_broken",
         "subspace_exact_tolerance",
         "subspace_exact[tolerance membership]",
     ),
     "first_rows_frame": (
-        "mechanisms._subspace_known_broken",
+        "mechanisms.subspace._known_broken",
         "subspace_exact_first_rows_frame",
         "subspace_exact[first-rows frame]",
     ),
     "rounded_dedup": (
-        "mechanisms._subspace_known_broken",
+        "mechanisms.subspace._known_broken",
         "subspace_exact_rounded_dedup",
         "subspace_exact[rounded de-duplication]",
     ),

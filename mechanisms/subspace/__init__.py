@@ -49,8 +49,6 @@ is the one the estimator calls.
 from __future__ import annotations
 
 from ._known_broken import (
-    # not in __all__: the audit's variant table (experiments/audit/variants.py) looks it up here
-    _subspace_exact_paper_unfixed,  # noqa: F401
     exact_null_score,
     paper_exact_min_samples,
 )
