@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "experiments"
 
 #: the rooms from the bottom up: a room imports only rooms listed before it
-LAYERS = ("base", "data", "store", "runs", "peers", "audit", "figures", "plan", "app")
+LAYERS = ("base", "data", "store", "runs", "peers", "audit", "figures", "bench", "plan", "app")
 #: modules directly under experiments/ that every room may import
 BASE_MODULES = ("errors", "threads", "paths")
 #: the package's ``__init__`` (registers the command line's schema) sits above every room

@@ -1,0 +1,94 @@
+"""The benchmark's data sets, each with its k and the rule that put its rows in the unit ball.
+
+* ``kddcup``, ``census``, ``insurance``, ``localization``: the UCI data sets preprocessed as in the
+  JMLR paper (experiments.data.uci), at the paper's k (``PAPER_K``: 4, 8, 11, 10); ε treats the
+  preprocessed matrix as the database.  A data set whose raw files are not found is skipped (listed).
+* ``gaussian10``: the paper's d = 10 Gaussian (eq. (27)), n = 5,000, k = 2.
+* ``digits``: scikit-learn's handwritten digits (n = 1,797, d = 64; bundled, no download), k = 5.
+  Pixel values lie in [0, 16], so a row's norm is at most 16·√64 = 128: every row is divided by
+  that **public** bound (not by the largest row norm, a statistic of the data).
+* ``spiked-d<d>-n<n>``: Hardt & Price's spiked covariance model (experiments.data.synthetic.spiked:
+  k = 2 spikes of 1.0, noise σ = 0.01, a Haar-random subspace), rows clipped onto the unit ball one
+  by one (``row_scaling="clip"``: x / max(1, ‖x‖), a public map); drawn from the stream
+  ``[0, d, n]``.  ``spiked`` alone means every (d, n) of the scale's grid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from experiments.data.uci import DATASETS as UCI
+from experiments.data.uci import PAPER_K, Dataset
+
+#: the k of each non-UCI data set (module docstring)
+K = {"gaussian10": 2, "digits": 5, "spiked": 2}
+#: the public bound on a digits row's L2 norm: 16 (largest pixel value) x sqrt(64)
+DIGITS_ROW_BOUND = 128.0
+SPIKED = re.compile(r"spiked-d(\d+)-n(\d+)$")
+#: every data-set name the benchmark knows (``spiked`` expands to its grid)
+NAMES = (*UCI, "gaussian10", "digits", "spiked")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One data set of the benchmark: its name (a spiked cell names its d and n), family and k."""
+
+    name: str
+    family: str
+    k: int
+    d: int | None = None
+    n: int | None = None
+
+
+def expand(names, spiked_dims, spiked_ns) -> list[Cell]:
+    """The cells ``names`` stand for (``spiked``: every (d, n) of the grid; a spiked cell name: itself)."""
+    cells: list[Cell] = []
+    for name in names:
+        name = str(name)
+        m = SPIKED.match(name)
+        if m:
+            cells.append(Cell(name, "spiked", K["spiked"], int(m.group(1)), int(m.group(2))))
+        elif name == "spiked":
+            for d in spiked_dims:
+                for n in spiked_ns:
+                    cells.append(Cell(f"spiked-d{d}-n{n}", "spiked", K["spiked"], int(d), int(n)))
+        elif name in UCI:
+            cells.append(Cell(name, name, PAPER_K[name]))
+        elif name in K:
+            cells.append(Cell(name, name, K[name]))
+        else:
+            raise ValueError(f"unknown benchmark data set {name!r}; valid: {', '.join(NAMES)}")
+    return cells
+
+
+def load(cell: Cell, data_dir: str | None = None) -> Dataset:
+    """The rows of ``cell`` (UCI raw files from ``data_dir`` or ``PRIVPCA_DATA_DIR``)."""
+    if cell.family == "spiked":
+        from experiments.data.synthetic import spiked
+
+        rng = np.random.default_rng([0, cell.d, cell.n])
+        ds = spiked(cell.n, cell.d, cell.k, spike=1.0, sigma=0.01, rng=rng, row_scaling="clip")
+        ds.name = cell.name
+        return ds
+    if cell.family == "gaussian10":
+        from experiments.data.synthetic import load_synthetic
+
+        return load_synthetic("gaussian10", n=5000, seed=0)
+    if cell.family == "digits":
+        from sklearn.datasets import load_digits
+
+        X = load_digits().data.astype(np.float64) / DIGITS_ROW_BOUND
+        return Dataset(
+            name="digits",
+            X=X,
+            y=None,
+            split="all",
+            feature_names=[f"pixel{i}" for i in range(X.shape[1])],
+            preprocessing="scikit-learn digits; rows / 128 (public bound 16 * sqrt(64))",
+        )
+    from experiments.data.uci import load_dataset
+
+    return load_dataset(cell.family, data_dir=data_dir, download=False)

@@ -1,0 +1,191 @@
+"""The benchmark's records compacted into one Parquet file, and the leaderboard queried with DuckDB.
+
+:func:`compact` reads a store's benchmark records and writes one row per release (the columns of
+:data:`COLUMNS`), merged into an existing summary by record id, rows sorted by record id, so that the
+same records always give the same table.  :func:`leaderboard` is one DuckDB query over that file:
+per (data set, ε, mechanism) the mean of q_F/q_F(V_k) over its trials with a 95% Student-t interval,
+and for the **proven** releases a rank in which overlapping intervals tie (rank = 1 + the number of
+proven mechanisms whose interval lies wholly above this one's).  Nominal (MCMC), peer, reference
+(non-private) and refused rows are listed, never ranked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.store.store import ResultStore
+
+#: the summary's columns, in order (one row per release; a refusal is one row with its reason)
+COLUMNS = (
+    "record_id",
+    "dataset",
+    "family",
+    "n",
+    "d",
+    "k",
+    "mechanism",
+    "tier",
+    "plan",
+    "epsilon_target",
+    "delta_target",
+    "trial",
+    "status",
+    "reason",
+    "guarantee_status",
+    "native_epsilon",
+    "native_delta",
+    "native_relation",
+    "rho",
+    "native_noise_scale",
+    "certified_epsilon",
+    "certified_delta",
+    "certified_relation",
+    "q_F_normalised",
+    "subspace_error",
+    "covariance_error",
+    "seconds",
+    "scale",
+)
+_FLOAT = {
+    "epsilon_target", "delta_target", "native_epsilon", "native_delta", "rho",
+    "native_noise_scale", "certified_epsilon", "certified_delta", "q_F_normalised",
+    "subspace_error", "covariance_error", "seconds",
+}  # fmt: skip
+_INT = {"n", "d", "k"}
+
+
+def records_frame(store_dir: Path) -> pd.DataFrame:
+    """The benchmark records of the store at ``store_dir`` as the summary's rows."""
+    rows = []
+    for rec in ResultStore(store_dir).iter_records():
+        if rec.get("experiment") != "benchmark":
+            continue
+        row = {c: rec.get(c) for c in COLUMNS}
+        trial = rec["run_key"].get("trial")
+        row["trial"] = trial if isinstance(trial, int) else -1  # -1: a refusal (no trial)
+        rows.append(row)
+    return _typed(pd.DataFrame(rows, columns=list(COLUMNS)))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    for c in COLUMNS:
+        if c in _FLOAT:
+            df[c] = pd.to_numeric(df[c].replace({"inf": np.inf}), errors="coerce").astype("float64")
+        elif c in _INT or c == "trial":
+            df[c] = df[c].astype("int64")
+        else:
+            df[c] = df[c].astype("object").where(df[c].notna(), None)
+    return df.sort_values("record_id", kind="stable").reset_index(drop=True)
+
+
+def read_summary(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    return _typed(pq.read_table(path).to_pandas())
+
+
+def write_summary(df: pd.DataFrame, path: Path) -> None:
+    """Write the rows as Parquet (zstd), sorted by record id, with no pandas index metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(_typed(df), preserve_index=False)
+    table = table.replace_schema_metadata(None)
+    tmp = path.with_suffix(".parquet.part")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(path)
+
+
+def compact(store_dir: Path, out: Path, *, merge: bool = True) -> pd.DataFrame:
+    """The store's benchmark records merged into the summary at ``out`` (rows keyed by record id;
+    the store's row wins), written back; returns the merged rows."""
+    new = records_frame(store_dir)
+    if merge and out.exists():
+        old = read_summary(out)
+        old = old[~old["record_id"].isin(set(new["record_id"]))]
+        new = pd.concat([old, new], ignore_index=True) if len(old) else new
+    write_summary(new, out)
+    return read_summary(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# DuckDB
+# ---------------------------------------------------------------------------------------------
+
+#: the leaderboard: per (data set, ε, mechanism) mean utility with its 95% t interval; a rank for
+#: the proven rows in which overlapping intervals tie.  ``t975`` holds Student's t quantile by df.
+LEADERBOARD_SQL = """
+WITH releases AS (
+    SELECT * FROM read_parquet($summary) WHERE status <> 'refused'
+), cells AS (
+    SELECT dataset, any_value(n) AS n, any_value(d) AS d, any_value(k) AS k,
+           epsilon_target AS epsilon, mechanism,
+           -- a cell's tier is its weakest release's (a proven mechanism refused nowhere here)
+           CASE WHEN count(DISTINCT tier) = 1 THEN any_value(tier) ELSE 'mixed' END AS tier,
+           count(*) AS trials,
+           avg(q_F_normalised) AS utility,
+           coalesce(stddev_samp(q_F_normalised), 0) AS sd,
+           avg(subspace_error) AS subspace_error,
+           avg(covariance_error) AS covariance_error,
+           median(seconds) AS seconds,
+           avg(CASE WHEN status = 'bottom' THEN 1 ELSE 0 END) AS bottom_rate,
+           any_value(certified_epsilon) AS certified_epsilon,
+           max(certified_delta) AS certified_delta,
+           any_value(native_relation) AS native_relation,
+           avg(rho) AS rho
+    FROM releases GROUP BY dataset, epsilon_target, mechanism
+), intervals AS (
+    SELECT c.*, c.utility - coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS lo,
+           c.utility + coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS hi
+    FROM cells c LEFT JOIN t975 t ON t.df = c.trials - 1
+)
+SELECT a.*,
+       CASE WHEN a.tier = 'proven' THEN 1 + (
+           SELECT count(*) FROM intervals b
+           WHERE b.tier = 'proven' AND b.dataset = a.dataset AND b.epsilon = a.epsilon
+             AND b.lo > a.hi) END AS rank
+FROM intervals a
+ORDER BY a.dataset, a.epsilon, rank NULLS LAST, a.utility DESC, a.mechanism
+"""
+
+#: refusals, per (data set, ε, mechanism), with their reasons
+REFUSALS_SQL = """
+SELECT dataset, epsilon_target AS epsilon, mechanism, any_value(reason) AS reason
+FROM read_parquet($summary) WHERE status = 'refused'
+GROUP BY dataset, epsilon_target, mechanism ORDER BY dataset, epsilon, mechanism
+"""
+
+
+def connect():
+    """A DuckDB connection with the table ``t975(df, t)`` (Student's t 0.975 quantile, df 1..1000)."""
+    import duckdb
+    from scipy.stats import t as student_t
+
+    con = duckdb.connect()
+    df = np.arange(1, 1001)
+    con.register("t975_frame", pd.DataFrame({"df": df, "t": student_t.ppf(0.975, df)}))
+    con.execute("CREATE TABLE t975 AS SELECT * FROM t975_frame")
+    return con
+
+
+def query(sql: str, summary: Path) -> pd.DataFrame:
+    """``sql`` over the Parquet summary (``$summary`` names the file)."""
+    con = connect()
+    try:
+        return con.execute(sql, {"summary": str(summary)}).df()
+    finally:
+        con.close()
+
+
+def leaderboard(summary: Path) -> pd.DataFrame:
+    """:data:`LEADERBOARD_SQL` over the summary at ``summary``."""
+    return query(LEADERBOARD_SQL, summary)
+
+
+def refusals(summary: Path) -> pd.DataFrame:
+    return query(REFUSALS_SQL, summary)
