@@ -23,12 +23,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from experiments.audit.bayes import bayes_fields
 from experiments.audit.bounds import audit_scores
 from experiments.audit.common import accepted_params, audit_params, resolve, verdict
 from experiments.audit.designs import AuditDesign, design_for, gaussian_design
 from experiments.audit.search import search_audit
 from experiments.audit.settings import AuditSettings
 from experiments.audit.statistics import STATISTICS
+from experiments.audit.tradeoff import tradeoff_audit, whitebox_scores
 from experiments.audit.variants import (
     PLANTED_VARIANTS,
     SUBSPACE_EXACT_VARIANTS,
@@ -136,6 +138,16 @@ def audit_mechanism(
         calibration_fraction=calibration_fraction,
         thresholds=thresholds,
     )
+    if thresholds is None:  # the statistic's whole trade-off curve, μ-GDP fit and certified μ
+        res.update(
+            tradeoff_audit(
+                s1,
+                s0,
+                delta=g.delta,
+                confidence=confidence,
+                calibration_fraction=calibration_fraction,
+            )
+        )
     claimed = float(g.epsilon)
     lower = res["audited_epsilon_lower"]
     result = {
@@ -233,7 +245,21 @@ def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
         res = whitebox_audit(
             mech, **common, calibration_fraction=s.calibration_fraction, n=s.n, **params
         )
+        # the same samples again, for the statistic's trade-off curve and μ-GDP fit
+        wb = {key: common[key] for key in ("epsilon", "delta", "trials", "seed")}
+        s1, s0, model = whitebox_scores(mech, **wb, n=s.n, **params)
+        res.update(
+            tradeoff_audit(
+                s1,
+                s0,
+                delta=res["delta"],
+                confidence=s.confidence,
+                calibration_fraction=s.calibration_fraction,
+                model_mu=model.get("mu"),
+            )
+        )
     res["mechanism"] = getattr(mech, "audit_name", s.mechanism)
+    res.update(bayes_fields(res, seed=s.seed))
     res.setdefault("mode", s.mode)
     res.setdefault(
         "verdict",

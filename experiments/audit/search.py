@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from experiments.audit.blackbox import LearnedStatistics
 from experiments.audit.bounds import (
     choose_event,
     clopper_pearson_lower,
@@ -46,6 +47,7 @@ from experiments.audit.statistics import (
     ReleaseFeatures,
     design_features,
 )
+from experiments.audit.tradeoff import tradeoff_audit
 from mechanisms import PrivacyInputError
 
 
@@ -90,6 +92,13 @@ class SearchStatistics:
         return out
 
 
+class _Run(tuple):
+    """One output as (components or ``None`` for ⊥, release dict), with the released covariance
+    (``MechanismOutput.covariance``, or ``None``) as an attribute for the learned statistics."""
+
+    covariance: np.ndarray | None = None
+
+
 def _runs(
     fn: Callable,
     X: np.ndarray,
@@ -103,7 +112,9 @@ def _runs(
     for _ in range(int(trials)):
         res = fn(X, k, rng=rng, **params)
         V = None if release_status(res) == "bottom" else res.components
-        out.append((V, dict(getattr(res, "release", None) or {})))
+        run = _Run((V, dict(getattr(res, "release", None) or {})))
+        run.covariance = getattr(res, "covariance", None)
+        out.append(run)
     return out
 
 
@@ -133,6 +144,9 @@ def search_audit(
     design_budget: float | None = 60.0,
     designs: list[AuditDesign] | None = None,
     n_bits: int = 2,
+    learned: tuple[str, ...] | None = ("logistic", "mmd"),
+    handmade: bool = True,
+    learn_fraction: float = 0.5,
     **mechanism_params,
 ) -> dict:
     """Search designs × statistics × events on calibration runs, certify the winner on fresh runs.
@@ -142,8 +156,15 @@ def search_audit(
     candidates seen so far compete); ``design_budget`` (seconds) skips a design whose first run
     predicts a longer calibration (e.g. the exact estimator's C(n, k) search on a large k = 2 design).
     ``n_bits``: how many of the lowest mantissa bits of each entry of ``components`` are statistics.
+    ``learned``: the black-box statistics (:mod:`.blackbox`) trained per design on the first
+    ``learn_fraction`` of its calibration runs; their events are chosen on the rest.  ``handmade``:
+    whether the hand-made statistics compete too (``False``: the black-box testers alone).
     Returns the certified bound, the chosen design (with its
-    datasets' description), statistic and event, and the calibration leaderboard (top 5)."""
+    datasets' description), statistic and event, the calibration leaderboard (top 5), and the μ-GDP
+    fit of the winning statistic's trade-off curve (:func:`.tradeoff.tradeoff_audit`: threshold from
+    the calibration runs, certified on the fresh ones)."""
+    if not handmade and not learned:
+        raise ValueError("the search needs the hand-made statistics or at least one learned one")
     name, fn = resolve(mechanism)
     base_name = getattr(fn, "audit_design", name)
     params = audit_params(fn, base_name, epsilon, delta, mechanism_params)
@@ -217,22 +238,34 @@ def search_audit(
             ReleaseFeatures.from_references(ref1, ref0),
         )
         stats.fix_modes(runs1, runs0)
-        F1, F0 = stats(runs1), stats(runs0)
-        for f, fname in enumerate(stats.names):
-            ev = choose_event(F1[:, f], F0[:, f], g0.delta, alpha)
-            if "orientation" not in ev:
-                continue
-            board.append(
-                {
-                    "score": ev["epsilon_lower"],
-                    "design_index": j,
-                    "design": des.name,
-                    "statistic": fname,
-                    "feature_index": f,
-                    **{kk: ev[kk] for kk in ("orientation", "tail", "threshold")},
-                    "_stats": stats,
-                }
-            )
+        columns = []  # (names, calibration statistics on D, on D′, the learned statistics or None)
+        if handmade:
+            columns.append((stats.names, stats(runs1), stats(runs0), None))
+        if learned:
+            m1 = int(len(runs1) * learn_fraction)
+            m0 = int(len(runs0) * learn_fraction)
+            if 0 < m1 < len(runs1) and 0 < m0 < len(runs0):
+                ls = LearnedStatistics(des.X1.shape[1], des.k, tuple(learned), seed=seed)
+                ls.fit(runs1[:m1], runs0[:m0])
+                columns.append((ls.names, ls(runs1[m1:]), ls(runs0[m0:]), ls))
+        for names, F1, F0, ls in columns:
+            for f, fname in enumerate(names):
+                ev = choose_event(F1[:, f], F0[:, f], g0.delta, alpha)
+                if "orientation" not in ev:
+                    continue
+                board.append(
+                    {
+                        "score": ev["epsilon_lower"],
+                        "design_index": j,
+                        "design": des.name,
+                        "statistic": fname,
+                        "feature_index": f,
+                        **{kk: ev[kk] for kk in ("orientation", "tail", "threshold")},
+                        "_stats": stats,
+                        "_learned": ls,
+                        "_calibration": (F1, F0),
+                    }
+                )
     if not board:
         raise RuntimeError(f"no design could be run for {name}: {skipped[:3]}")
     board.sort(key=lambda b: -b["score"])
@@ -242,9 +275,12 @@ def search_audit(
     calib_seconds = time.perf_counter() - t0
     # certification on fresh random streams, with the event, the reference runs and the modal
     # outputs fixed on calibration
-    F1 = stats(_runs(fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), params))
-    F0 = stats(_runs(fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), params))
+    reduce = best["_learned"] if best["_learned"] is not None else stats
+    F1 = reduce(_runs(fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), params))
+    F0 = reduce(_runs(fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), params))
     s1, s0 = F1[:, best["feature_index"]], F0[:, best["feature_index"]]
+    cal1, cal0 = (C[:, best["feature_index"]] for C in best["_calibration"])
+    curve = tradeoff_audit(cal1, cal0, delta=g0.delta, confidence=confidence, fresh=(s1, s0))
     hi, lo = (s1, s0) if best["orientation"] == "D1>D0" else (s0, s1)
     k_hi, k_lo = (
         _event_count(hi, best["tail"], best["threshold"]),
@@ -288,7 +324,11 @@ def search_audit(
         "empirical_epsilon": emp,
         "max_certifiable_epsilon": ceiling,
         "at_ceiling": bool(lower >= ceiling - 1e-9),
-        "statistics_per_design": len(stats.names),
+        "statistics_per_design": len(stats.names) + len(learned or ()),
+        "statistic_learned": best["_learned"] is not None,
+        "learned_statistics": list(learned or ()),
+        "handmade_statistics": bool(handmade),
+        **curve,
         "fixed_noise_differences": _fixed_noise_differences(stats.release),
         "leaderboard": [
             {kk: b[kk] for kk in ("design", "statistic", "score", "tail", "threshold")}
