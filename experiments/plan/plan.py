@@ -43,6 +43,7 @@ STAGES = (
     "Table 2, footnote 1",
     "Figure 5",
     "beyond the paper",
+    "benchmark",
 )
 #: the cost of a job whose kind has no measured cost (CPU-s)
 UNMEASURED_COST = 5.0
@@ -332,3 +333,97 @@ def _hms(seconds: float) -> str:
     return (
         f"{s // 3600} h {s % 3600 // 60:02d} min" if s >= 3600 else f"{s // 60} min {s % 60:02d} s"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The benchmark (experiments/bench): one job per (mechanism, data set, epsilon, block of trials)
+# ---------------------------------------------------------------------------------------------
+
+#: the benchmark's measured costs per mechanism (:func:`benchmark_costs_from_summary`)
+BENCHMARK_COSTS_FILE = Path(__file__).resolve().parents[2] / "results" / "benchmark" / "costs.json"
+#: a benchmark job's fixed CPU-s (loading its data set, its eigendecomposition): not measured
+BENCHMARK_FIXED_COST = 2.0
+
+
+def _benchmark_cell_size(cell) -> tuple[int, int]:
+    """(n, d) of a benchmark cell, without loading it: the paper's Table 1 for UCI data sets."""
+    from experiments.data.uci import PAPER_TABLE1
+
+    if cell.n is not None:
+        return cell.n, cell.d
+    if cell.name in PAPER_TABLE1:
+        return int(PAPER_TABLE1[cell.name]["n"]), int(PAPER_TABLE1[cell.name]["d"])
+    return {"gaussian10": (5000, 10), "digits": (1797, 64)}[cell.name]
+
+
+def build_benchmark_plan(
+    scale: str,
+    *,
+    mechanisms: tuple[str, ...] | None = None,
+    datasets: tuple[str, ...] | None = None,
+    epsilons: tuple[float, ...] | None = None,
+    block: int | None = None,
+    costs: dict | None = None,
+) -> list[Job]:
+    """The benchmark at ``scale`` (``experiment.grids[scale]`` of ``conf/experiment/benchmark.yaml``)
+    as independent jobs, one per (mechanism, data set, ε, block of ``block`` trials; default: every
+    trial in one job), each a ``run.py experiment=benchmark`` command line restricted to its part
+    (the selection never enters a record's key).
+
+    A job's cost is ``fixed + per_unit x units`` with ``units`` = trials x n x d / 10^6 and the
+    mechanism's measured ``per_unit`` (:data:`BENCHMARK_COSTS_FILE`; kind ``benchmark/<mechanism>``).
+    """
+    from experiments.bench.datasets import expand
+
+    grid = _experiment_yaml("benchmark").grids
+    if scale not in grid:
+        raise ValueError(f"the benchmark has no grid for scale {scale!r}; valid: {', '.join(grid)}")
+    g = grid[scale]
+    mechs = tuple(mechanisms or g.mechanisms)
+    eps = tuple(float(e) for e in (epsilons or g.epsilons))
+    cells = expand(datasets or g.datasets, g.spiked_dims, g.spiked_ns)
+    trials = int(g.trials)
+    block = trials if block is None else max(1, int(block))
+    jobs: list[Job] = []
+    for cell in cells:
+        n, d = _benchmark_cell_size(cell)
+        for m in mechs:
+            if m == "dp_pca" and cell.k != 1:
+                continue
+            for e in eps:
+                for lo in range(0, trials, block):
+                    hi = min(trials, lo + block)
+                    name = f"benchmark/{cell.name}/{m}/eps{e:g}/t{lo}-{hi}"
+                    overrides = (
+                        "experiment=benchmark",
+                        f"experiment.mechanisms=[{m}]",
+                        f"experiment.datasets=[{cell.name}]",
+                        f"experiment.epsilons=[{e!r}]",
+                        f"experiment.trial_range=[{lo},{hi}]",
+                        f"scale={scale}",
+                    )
+                    units = (hi - lo) * n * d / 1e6
+                    jobs.append(Job(name, "benchmark", overrides, f"benchmark/{m}", units))
+    table = (load_costs(BENCHMARK_COSTS_FILE) if costs is None else costs).get("kinds", {})
+    out = []
+    for j in jobs:
+        k = table.get(j.kind)
+        cost = UNMEASURED_COST if k is None else BENCHMARK_FIXED_COST + k["per_unit"] * j.units
+        out.append(Job(j.name, j.stage, j.overrides, j.kind, j.units, cost, j.after))
+    return out
+
+
+def benchmark_costs_from_summary(rows) -> dict:
+    """Per-mechanism costs from a benchmark summary's rows (a DataFrame: ``mechanism``, ``n``,
+    ``d``, ``seconds``): ``per_unit`` is the median over its releases of seconds / (n x d / 10^6);
+    ``fixed`` is :data:`BENCHMARK_FIXED_COST` (not measured)."""
+    kinds = {}
+    ok = rows[rows["status"] != "refused"]
+    for m, g in ok.groupby("mechanism"):
+        per = (g["seconds"] / (g["n"] * g["d"] / 1e6)).median()
+        kinds[f"benchmark/{m}"] = {
+            "fixed": BENCHMARK_FIXED_COST,
+            "per_unit": float(per),
+            "jobs": int(len(g)),
+        }
+    return kinds
