@@ -28,6 +28,8 @@ def _gdp_epsilon_vector(mu: np.ndarray, delta: float) -> np.ndarray:
     from experiments.audit.tradeoff import gdp_epsilon
 
     mu = np.asarray(mu, float)
+    if delta <= 0:
+        return np.where(mu > 0, np.inf, 0.0)
     top = float(np.nanmax(mu[np.isfinite(mu)], initial=0.0))
     if top <= 0:
         return np.zeros_like(mu)

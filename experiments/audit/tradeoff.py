@@ -50,10 +50,10 @@ def gdp_delta(mu: float, epsilon: float) -> float:
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """The exact ε(δ) of μ-GDP (0 for μ ≤ 0, ∞ for μ = ∞)."""
+    """The exact ε(δ) of μ-GDP (0 for μ ≤ 0; ∞ for μ = ∞, and for δ = 0, which no μ > 0 meets)."""
     if not mu > 0:
         return 0.0
-    if math.isinf(mu):
+    if math.isinf(mu) or delta <= 0:
         return math.inf
     return float(gaussian_epsilon_for_delta(float(mu), float(delta)))
 
