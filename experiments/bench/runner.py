@@ -66,6 +66,7 @@ class BenchmarkSettings:
     spiked_dims: tuple[int, ...]
     spiked_ns: tuple[int, ...]
     ppca_iterations: int
+    limits: dict
     scale: str
 
     @classmethod
@@ -95,6 +96,7 @@ class BenchmarkSettings:
             spiked_dims=tuple(int(x) for x in pick("spiked_dims")),
             spiked_ns=tuple(int(x) for x in pick("spiked_ns")),
             ppca_iterations=int(pick("ppca_iterations")),
+            limits={str(m): float(v) for m, v in (g.get("limits") or {}).items()},
             scale=str(cfg.scale.name),
         )
 
@@ -324,6 +326,12 @@ def run_benchmark(cfg: DictConfig) -> dict:
             for m in mechs:
                 if m in currency.K1_ONLY and cell.k != 1:
                     skipped[f"{m}@{cell.name}"] = f"estimates k = 1 only (k = {cell.k})"
+                    continue
+                limit = s.limits.get(currency.own_name(m))
+                if limit is not None and n * d > limit:
+                    skipped[f"{m}@{cell.name}"] = (
+                        f"n x d = {n * d:,} above this scale's limit {limit:,.0f} for it (cost)"
+                    )
                     continue
                 for epsilon in s.epsilons:
                     e = entry(

@@ -384,11 +384,12 @@ def build_benchmark_plan(
     cells = expand(datasets or g.datasets, g.spiked_dims, g.spiked_ns)
     trials = int(g.trials)
     block = trials if block is None else max(1, int(block))
+    limits = dict(g.get("limits") or {})
     jobs: list[Job] = []
     for cell in cells:
         n, d = _benchmark_cell_size(cell)
         for m in mechs:
-            if m == "dp_pca" and cell.k != 1:
+            if (m == "dp_pca" and cell.k != 1) or n * d > float(limits.get(m, math.inf)):
                 continue
             for e in eps:
                 for lo in range(0, trials, block):
