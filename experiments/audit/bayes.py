@@ -74,7 +74,7 @@ def posterior_epsilon(
             e2 = np.log(np.maximum(1.0 - delta - beta, 1e-300) / alpha)
         eps = np.maximum(np.maximum(e1, e2), 0.0)
     q = 1.0 - float(credibility)
-    lo, med, hi, one = np.quantile(eps, [q / 2, 0.5, 1 - q / 2, q])
+    lo, med, hi, one = np.quantile(eps, [q / 2, 0.5, 1 - q / 2, q], method="inverted_cdf")
     return {
         "prior": f"{prior} Beta({a:g}, {b:g})",
         "credibility": float(credibility),
