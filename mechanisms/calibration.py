@@ -160,7 +160,7 @@ def ppca_concentration(n: int, epsilon: float) -> float:
 # (calibration="paper") noise of streaming_power, online_pca's tree and noisy_power's
 # calibration="zcdp", whose stored records depend on these exact numbers.  dp-accounting does not
 # compute this formula (its RDP accountant converts ρ-zCDP with a tighter bound, which
-# tests/test_calibration_tight.py uses to check that these are sound upper bounds); wherever a tight
+# tests/mechanisms/test_calibration_tight.py uses to check that these are sound upper bounds); wherever a tight
 # number is wanted, calibration="tight" uses the library (gaussian_sigma_tight below).
 
 
@@ -391,7 +391,7 @@ def zcdp_epsilon_tight(rho: float, delta: float) -> float:
     Proposition 12) / Asoodeh et al. (2021): ε = ρα + ln(1 − 1/α) − ln(δα)/(α − 1), and takes the
     minimum over the orders.  It is never larger than Bun & Steinke's closed form
     ρ + 2 sqrt(ρ ln(1/δ)) (:func:`zcdp_to_epsilon`, the α-optimum of the basic conversion), which
-    tests/test_zcdp.py checks.  Any order gives a valid ε, so the finite grid only costs tightness.
+    tests/mechanisms/test_zcdp.py checks.  Any order gives a valid ε, so the finite grid only costs tightness.
     """
     dl = check_delta(delta)
     try:
@@ -406,7 +406,7 @@ def zcdp_epsilon_tight(rho: float, delta: float) -> float:
 def _zcdp_epsilon_fast(rho: float, delta: float) -> float:
     """The accountant's conversion (see :func:`zcdp_epsilon_tight`) vectorised over the same
     orders, for the bisection of :func:`zcdp_rho_tight`, whose end point the library then checks;
-    tests/test_zcdp.py holds the two to a relative 1e-12."""
+    tests/mechanisms/test_zcdp.py holds the two to a relative 1e-12."""
     a = np.asarray(ZCDP_ORDERS)
     eps = rho * a + np.log1p(-1.0 / a) - np.log(delta * a) / (a - 1.0)
     return max(0.0, float(eps.min()))

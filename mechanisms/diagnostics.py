@@ -187,7 +187,7 @@ def ess(chains: np.ndarray) -> float:
     """Bulk effective sample size (Vehtari et al. 2021) of ``chains``.
 
     Equal to ``arviz.ess(chains, method="bulk")`` up to floating-point rounding (tested against
-    ArviZ's values on fixed-seed chains in ``tests/test_diagnostics.py``).
+    ArviZ's values on fixed-seed chains in ``tests/mechanisms/test_diagnostics.py``).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """scikit-learn estimator wrapping any mechanism, so a private PCA drops into a Pipeline.
 
 :class:`PrivatePCA` passes scikit-learn's own conformance suite
-(``sklearn.utils.estimator_checks``; see ``tests/test_sklearn_checks.py``).  Input is validated
+(``sklearn.utils.estimator_checks``; see ``tests/mechanisms/test_sklearn_checks.py``).  Input is validated
 with scikit-learn's :func:`~sklearn.utils.validation.validate_data`, so shape, dtype, NaN/inf,
 sparse and feature-count errors read as scikit-learn users expect.  What each parameter accepts is
 declared once, in ``_parameter_constraints`` (scikit-learn's :mod:`sklearn.utils._param_validation`).

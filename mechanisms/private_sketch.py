@@ -89,7 +89,7 @@ def private_sketch_lift(epsilon: float, delta: float, r: int) -> float:
     return 16.0 * math.sqrt(r * math.log(2.0 / delta)) / epsilon * math.log(16.0 * r / delta)
 
 
-#: The box of public parameters over which ``tests/test_private_sketch.py`` certifies, cell by cell,
+#: The box of public parameters over which ``tests/mechanisms/test_private_sketch.py`` certifies, cell by cell,
 #: that the reconstructed lift is at least the exact requirement (smallest margin 62.9, at ε = 5,
 #: δ = 0.1, r = 1).  :func:`paper_lift_margin` decides each call by its own parameters.
 PAPER_LIFT_CERTIFIED_BOX = {"epsilon": (0.05, 5.0), "delta": (1e-10, 0.1), "r": (1, 200)}

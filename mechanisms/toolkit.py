@@ -5,7 +5,7 @@ A mechanism is a plain function ``mechanism(X, k, *, rng, clip=False, **params) 
 from the library: the input checks that give the harness's error messages, the output and guarantee
 types, the shared linear algebra and the Gaussian calibration.  A mechanism kept outside the package
 imports nothing but :mod:`mechanisms` and :mod:`mechanisms.toolkit` (the worked example,
-``examples/my_mechanism/my_gauss.py``, does so, and ``tests/test_public_surfaces.py`` holds it and
+``examples/my_mechanism/my_gauss.py``, does so, and ``tests/mechanisms/test_public_surfaces.py`` holds it and
 the documentation to it).  Every name here is the library's own object, the one its mechanisms use.
 
 Routine Listings

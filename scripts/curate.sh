@@ -5,7 +5,7 @@
 # With STORE (a results store holding records/, e.g. the RESULTS_DIR of scripts/reproduce.sh), the
 # records of that scale are first merged into the committed summary (rows keyed by record id); then
 # every figure and table is drawn from the committed summary alone, so what is committed can be
-# checked against the summary (tests/test_curated_outputs.py).  Quick scale also redraws the peers
+# checked against the summary (tests/experiments/figures/test_curated_outputs.py).  Quick scale also redraws the peers
 # figures from the committed peers tables.  Nothing else writes into results/quick or
 # results/paper_scale: run.py and scripts/make_figures.py without --curate write elsewhere.
 # Environment: PYTHON (default .venv/bin/python).

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
+# the shared helpers (hydra_helpers, faulty, ess_reference) for the tests in every folder below
+sys.path.insert(0, str(TESTS))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,4 +1,4 @@
-"""Fixed-seed chains on which ``tests/test_diagnostics.py`` checks the bulk-ESS and split-R̂ against
+"""Fixed-seed chains on which ``tests/mechanisms/test_diagnostics.py`` checks the bulk-ESS and split-R̂ against
 ArviZ's values.
 
 This module needs NumPy only.  Run as a script in an environment that holds ArviZ (not the project's:

@@ -436,7 +436,7 @@ def amin_cov_variant(kind: str) -> Callable[..., MechanismOutput]:
     1/ε_0 on XᵀX's eigenvalues (the add/remove sensitivity) under the replace-one claim; with k = 1
     and the half split its eigenvector alone is 4ε_1 = 2ε-DP.  ``add_remove_laplace``: only the
     Laplace scale of add/remove (sensitivity 1, not 2); broken for two or more released eigenvalues
-    (the pair of tests/test_amin_cov.py moves two eigenvalues by 1 each), which the search's
+    (the pair of tests/mechanisms/test_amin_cov.py moves two eigenvalues by 1 each), which the search's
     one-coordinate statistics do not combine: docs/amin_cov.md.
     """
     if kind not in AMIN_COV_VARIANTS:

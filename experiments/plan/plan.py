@@ -5,7 +5,7 @@ experiment: a PPCA (n, subset) group of Figures 3-4, the MOD-SULQ or random rest
 Table 2 permutation or round, one chain of a Figure 2 record (then the record, from its chains),
 Table 1, the SULQ bound, ...  The part is chosen by ``experiment.only``
 (:func:`experiments.runs.settings.plan_selector`), which never enters a run key: a job writes the
-very records the whole runner writes (same run keys, ids and releases; ``tests/test_plan_records.py``).
+very records the whole runner writes (same run keys, ids and releases; ``tests/experiments/plan/test_plan_records.py``).
 
 Each job has an estimated cost in CPU-seconds, ``fixed + per_unit x units``: ``units`` counts what
 the job's work grows with at any scale (chain-iterations of a PPCA group, records of a sweep,

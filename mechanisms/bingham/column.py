@@ -383,7 +383,7 @@ def sample_bingham_column(
     The envelope, the inertia check of β and the conditioned Gaussian proposal are derived in
     this module's docstring.
 
-    Tested in tests/test_bingham_column.py (covariance factor, inertia counts, draws against the
+    Tested in tests/mechanisms/test_bingham_column.py (covariance factor, inertia counts, draws against the
     eigendecomposition sampler).
     """
     V = np.asarray(V)

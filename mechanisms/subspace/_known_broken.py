@@ -101,7 +101,7 @@ def _subspace_exact_paper_unfixed(
     included, score :func:`exact_null_score`), output ``argmax_s max{0, u(s) − u(s₂) − 1} + ξ(s)``,
     ξ ~ TLap(2, ε, δ) i.i.d. over the candidates of X only.  When the two highest scores are within 1,
     every gap is 0 and the output is the argmax of pure noise over candidates that may exist in only
-    one of two neighbouring datasets.  Counterexample (tests/test_subspace_exact_privacy.py): ε = 1,
+    one of two neighbouring datasets.  Counterexample (tests/mechanisms/test_subspace_exact_privacy.py): ε = 1,
     δ = 1e-6, d = 3, k = 1, 57 rows e₁ plus one row e₂ vs the same with e₃: span(e₂) is output with
     probability ≈ 1/3 under the first and 0 under the second.  The guarantee records the paper's
     claimed (ε, δ) with ``exact=False`` and a note saying it is false.  Same keyword arguments as

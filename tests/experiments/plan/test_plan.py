@@ -1,0 +1,74 @@
+"""The plan: its jobs, their estimated costs, the simulated makespan and the dry run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments.plan.plan import STAGES, Job, build_plan, costs_from_timings, estimate, simulate
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _job(name, cost, after=()):
+    return Job(name, STAGES[0], (name,), "k", 1.0, cost, tuple(after))
+
+
+def test_simulate_longest_first_and_dependencies():
+    jobs = [_job(n, c) for n, c in (("a", 3), ("b", 3), ("c", 2), ("d", 2), ("e", 2))]
+    assert simulate(jobs, 2) == 7  # LPT: 3+2+2 | 3+2
+    assert simulate(jobs, 64) == 3
+    assert simulate([_job("x", 1), _job("y", 1), _job("z", 5, after=["x", "y"])], 8) == 6
+    assert simulate([], 4) == 0
+
+
+def test_costs_from_timings_split_fixed_and_per_unit():
+    lines = [
+        {"kind": "k", "units": u, "cpu_s": 2 + 0.5 * u, "variable_s": 0.5 * u, "ok": True}
+        for u in (10, 20, 30)
+    ]
+    kinds = costs_from_timings(lines)
+    assert kinds["k"]["fixed"] == pytest.approx(2) and kinds["k"]["per_unit"] == pytest.approx(0.5)
+    (job,) = estimate([Job("j", STAGES[0], (), "k", 100.0)], {"kinds": kinds})
+    assert job.cost == pytest.approx(52)
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
+def test_plan_jobs_are_unique_and_ordered(scale):
+    jobs = build_plan(scale)
+    names = [j.name for j in jobs]
+    assert len(set(names)) == len(names) and len({j.token for j in jobs}) == len(jobs)
+    assert all(j.stage in STAGES for j in jobs)
+    for j in jobs:
+        assert set(j.after) <= set(names)
+        assert f"scale={scale}" in j.overrides
+
+
+def test_paper_plan_jobs_are_small():
+    """With the committed costs, no paper-scale job is more than 1/50 of the total CPU time."""
+    jobs = build_plan("paper")
+    total = sum(j.cost for j in jobs)
+    assert max(j.cost for j in jobs) <= total / 50
+
+
+def test_dry_run_prints_stages_and_makespans():
+    out = subprocess.run(
+        [sys.executable, "scripts/plan.py", "paper", "--dry-run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for w in (2, 16, 64):
+        assert f"makespan on {w:>3} workers" in out
+    assert "Figures 3-4 PPCA: 160 jobs" in out and "total:" in out
+
+
+def test_unknown_scale_and_dataset_are_refused():
+    for args in (["nosuch", "--dry-run"], ["quick", "--dry-run", "--datasets", "iris"]):
+        r = subprocess.run([sys.executable, "scripts/plan.py", *args], cwd=REPO,
+                           capture_output=True, text=True)  # fmt: skip
+        assert r.returncode == 2 and r.stderr.startswith("Error:")

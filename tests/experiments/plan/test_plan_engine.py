@@ -1,0 +1,139 @@
+"""The Dask engine's faults: a worker killed mid-job loses nothing and duplicates nothing, a failed
+job fails the run with one line naming it after the others finish, Ctrl-C stops every worker with
+one line, the same command resumes; the SLURM path with a fake sbatch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments.plan.engine import is_done, jobqueue_cluster, local_cluster, run_jobs
+from experiments.plan.plan import STAGES, Job
+from experiments.store.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.slow  # each starts a Dask cluster (seconds)
+
+
+def fake_job(job: Job, payload: dict, results: str) -> dict:
+    """Writes ``payload["records"]`` records; ``kill_after``: SIGKILLs its worker after that many,
+    the first time; ``fail``: raises."""
+    store = ResultStore(results)
+    if payload.get("fail"):
+        raise ValueError(f"boom in {job.name}")
+    flag = Path(results) / f"killed-{job.name}"
+    for i in range(payload["records"]):
+        store.write({"run_key": {"job": job.name, "i": i}, "pid": os.getpid()})
+        if i + 1 == payload.get("kill_after") and not flag.exists():
+            flag.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(payload.get("sleep", 0.0))
+    from experiments.plan.engine import _write_atomic, done_dir
+
+    _write_atomic(done_dir(Path(results)) / f"{job.token}.json", "{}")
+    return {"name": job.name, "pid": os.getpid()}
+
+
+def _jobs(n, after=None):
+    return [Job(f"j{i}", STAGES[0], (f"j{i}",), "k", 1.0, float(n - i)) for i in range(n)] + (
+        [Job("child", STAGES[0], ("child",), "k", 1.0, 1.0, (after,))] if after else []
+    )
+
+
+def _two_workers():
+    return local_cluster(2)
+
+
+def test_killed_worker_loses_nothing_and_resumes(tmp_path):
+    jobs = _jobs(4)
+    payloads = {j.name: {"records": 3} for j in jobs}
+    payloads["j1"]["kill_after"] = 2  # killed between its second and third record
+    out = run_jobs(jobs, payloads, tmp_path, fn=fake_job, cluster_factory=_two_workers)
+    assert not out.failed and len(out.done) == 4
+    assert (tmp_path / "killed-j1").exists()
+    records = list(ResultStore(tmp_path).iter_records())
+    assert len(records) == 12 and len({r["record_id"] for r in records}) == 12
+    assert not list((tmp_path / "records").glob(".tmp-*"))
+    # the same command: every job is done, nothing runs
+    again = run_jobs(jobs, payloads, tmp_path, fn=fake_job, cluster_factory=_two_workers)
+    assert again.skipped == 4 and not again.done
+
+
+def test_failed_job_is_named_after_the_others_finish(tmp_path):
+    jobs = _jobs(3, after="j0")
+    payloads = {j.name: {"records": 1} for j in jobs}
+    payloads["j0"] = {"fail": True}
+    out = run_jobs(jobs, payloads, tmp_path, fn=fake_job, cluster_factory=_two_workers)
+    failed = dict(out.failed)
+    assert failed["j0"] == "ValueError: boom in j0" and "child" in failed
+    assert sorted(d["name"] for d in out.done) == ["j1", "j2"]
+    assert is_done(tmp_path, jobs[1]) and not is_done(tmp_path, jobs[0])
+
+
+def test_ctrl_c_stops_every_worker_with_one_line(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from tests.experiments.plan.test_plan_engine import fake_job, _jobs, _two_workers
+        from experiments.plan.engine import run_jobs
+        jobs = _jobs(4)
+        out = run_jobs(jobs, {{j.name: {{"records": 50, "sleep": 0.2}} for j in jobs}}, {str(tmp_path)!r},
+                       fn=fake_job, cluster_factory=_two_workers)
+        if out.interrupted:
+            print("Interrupted: every worker stopped; the same command resumes", file=sys.stderr)
+            sys.exit(130)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, start_new_session=True,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((tmp_path / "records").glob("*.json"))) < 4:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("Interrupted:")
+    time.sleep(1)
+    alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout
+    assert not alive.strip(), f"processes left in the session: {alive}"
+    records = list(ResultStore(tmp_path).iter_records())
+    assert len({r["record_id"] for r in records}) == len(records)
+
+
+def test_slurm_engine_submits_a_batch_script(tmp_path, monkeypatch):
+    """The cluster option's path without a cluster: a fake sbatch on PATH receives the job script
+    dask-jobqueue writes (one BLAS thread, single-threaded workers)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "sbatch.log"
+    (bin_dir / "sbatch").write_text(
+        f'#!/bin/sh\ncat "$1" >> {log}\necho "Submitted batch job 4242"\n'
+    )
+    (bin_dir / "scancel").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "squeue").write_text("#!/bin/sh\nexit 0\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    cluster = jobqueue_cluster("slurm", jobs=1, cores=4, memory="8GB", walltime="00:10:00",
+                               queue="short", account="acct")  # fmt: skip
+    try:
+        script = cluster.job_script()
+        deadline = time.time() + 30
+        while time.time() < deadline and not log.exists():
+            time.sleep(0.2)
+    finally:
+        cluster.close()
+    for line in ("#SBATCH -p short", "#SBATCH -A acct", "#SBATCH -t 00:10:00",
+                 "export OPENBLAS_NUM_THREADS=1", "--nthreads 1", "--nworkers 4"):  # fmt: skip
+        assert line in script, line
+    assert log.exists() and "--nthreads 1" in log.read_text()
+    assert json.dumps  # the script is what sbatch got
