@@ -45,6 +45,7 @@ def _check_complete(root: Path, expected: int, before: dict[str, str]):
     assert not list(records.glob(".tmp-*"))
 
 
+@pytest.mark.slow
 def test_worker_crash_under_joblib_launcher_then_resume(tmp_path):
     crash_file = tmp_path / "calls"
     env = dict(
@@ -113,6 +114,7 @@ def test_failing_write_mid_sweep_then_resume(tmp_path, monkeypatch):
     _check_complete(tmp_path, 2 * 8, before)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after", [0.8, 1.6, 2.4])
 def test_sigkill_at_random_points_then_resume(tmp_path, kill_after):
     """SIGKILL at several wall-clock points (during writes, mechanism runs or start-up): the re-run
@@ -135,6 +137,7 @@ def test_sigkill_at_random_points_then_resume(tmp_path, kill_after):
     _check_complete(tmp_path, 2 * 30, before)
 
 
+@pytest.mark.slow
 def test_full_disk_stops_run_py_with_one_line_and_no_partial_record(tmp_path):
     """The disk fills while run.py stores its record (fsync raises ENOSPC): one line on stderr naming
     the record, the store and the reason, no traceback, exit status 1, neither the record nor a

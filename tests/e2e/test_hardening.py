@@ -149,6 +149,7 @@ def test_unknown_config_key_is_refused(tmp_path):
     assert not (tmp_path / "records").exists()
 
 
+@pytest.mark.slow
 def test_corrupt_data_file_fails_clearly_and_writes_nothing(tmp_path):
     data = tmp_path / "data" / "insurance"
     data.mkdir(parents=True)

@@ -174,6 +174,7 @@ def test_a_run_checks_its_store_before_any_work(tmp_path, monkeypatch):
         dispatch.run_experiment(cfg)
 
 
+@pytest.mark.slow
 def test_run_py_refuses_an_unwritable_records_folder_in_one_line(tmp_path):
     (tmp_path / "records").write_text("not a folder")
     proc = subprocess.run(

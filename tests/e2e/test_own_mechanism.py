@@ -54,6 +54,7 @@ def test_my_gauss_noise_is_enough_for_the_claim(my_gauss_module, epsilon, delta)
     # claim is conservative -- sufficient, which is all a privacy claim needs)
 
 
+@pytest.mark.slow
 def test_my_gauss_keeps_the_contract(my_gauss_module):
     from experiments.audit.contract import check_mechanism
 
@@ -64,6 +65,7 @@ def test_my_gauss_keeps_the_contract(my_gauss_module):
     assert report.status_of("audit") in {"passed", "skipped"}
 
 
+@pytest.mark.slow
 def test_my_gauss_in_a_sweep_beside_ppca_and_in_a_figure(tmp_path):
     """The docs' commands, verbatim apart from results_dir: no file of the harness is edited."""
     results = tmp_path / "results"

@@ -153,6 +153,7 @@ def _environment(project: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, command, run_as", _cases())
 def test_readme_command_runs(project, kind, command, run_as):
     if REAL_DATA.search(run_as):

@@ -39,6 +39,7 @@ def last_json(proc):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_single_run_prints_record_and_stores_it(tmp_path):
     proc = run(
         ["mechanism=mod_sulq", "dataset=gaussian10", "n=1000", "epsilon=0.5", "seed=3"], tmp_path
@@ -77,6 +78,7 @@ def test_single_run_prints_record_and_stores_it(tmp_path):
     assert len(list((tmp_path / "records").glob("*.json"))) == 1
 
 
+@pytest.mark.slow
 def test_default_job_runs(tmp_path):
     rec = last_json(run(["scale=smoke"], tmp_path))
     assert rec["mechanism"] == "ppca" and rec["dataset"] == "gaussian10"
@@ -96,8 +98,8 @@ def test_unknown_group_option_lists_valid_ones(tmp_path):
         ("epsilon=-1", "epsilon"),
         ("delta=1.5", "delta"),
         ("k=0", "k must"),
-        ("k=10", "k must"),
-        ("n=999999", "larger than the dataset"),
+        pytest.param("k=10", "k must", marks=pytest.mark.slow),
+        pytest.param("n=999999", "larger than the dataset", marks=pytest.mark.slow),
     ],
 )
 def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, override, message):
@@ -107,6 +109,7 @@ def test_bad_input_fails_clearly_and_writes_nothing(tmp_path, override, message)
     assert not (tmp_path / "records").exists() or not list((tmp_path / "records").glob("*.json"))
 
 
+@pytest.mark.slow
 def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
     rec = last_json(run(["mechanism=mod_sulq", "dataset=gaussian10", "n=700", "seed=5"], tmp_path))
     again = last_json(run([f"+rerun={rec['record_id']}"], tmp_path))
@@ -120,6 +123,7 @@ def test_rerun_reproduces_a_record_bit_for_bit(tmp_path):
     assert last_json(run([f"+rerun={rid}"], tmp_path))["reproduced"] is True
 
 
+@pytest.mark.slow
 def test_rerun_unknown_record_fails_clearly(tmp_path):
     proc = run(["+rerun=0123456789abcdef0123"], tmp_path, check=False)
     assert proc.returncode == 2 and "no record" in proc.stderr
@@ -185,6 +189,7 @@ def test_out_of_range_value_is_one_line_naming_the_key(tmp_path, override, key):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_missing_data_file_is_one_line(tmp_path):
     proc = run(["dataset=insurance", f"data_dir={tmp_path / 'nowhere'}"], tmp_path, check=False)
     assert proc.returncode == 2
@@ -192,12 +197,14 @@ def test_missing_data_file_is_one_line(tmp_path):
     assert "ticdata2000" in proc.stderr and "PRIVPCA_DATA_DIR" in proc.stderr
 
 
+@pytest.mark.slow
 def test_refused_input_is_one_line(tmp_path):
     proc = run(["mechanism=mod_sulq", "dataset=gaussian10", "k=10"], tmp_path, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "k must" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_real_bug_still_shows_its_traceback(tmp_path):
     # a mechanism whose code fails is a programming error, not a user error
     bug = "mechanism.fn._target_=tests.faulty.buggy_mechanism"
@@ -215,6 +222,7 @@ def test_a_real_bug_still_shows_its_traceback(tmp_path):
     assert "Traceback" in full.stderr and "TypeError" in full.stderr
 
 
+@pytest.mark.slow
 def test_an_option_the_mechanism_does_not_have_is_named_with_its_options(tmp_path):
     proc = run(["scale=smoke", "+mechanism.fn.no_such_parameter=1"], tmp_path, check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -62,6 +62,7 @@ def brute_eigen():
     return {m: _brute_force_eigenvalue_sensitivity(3, m) for m in (1, 2, 3)}
 
 
+@pytest.mark.slow
 def test_brute_force_eigenvalue_sensitivity(brute_eigen):
     """Replace-one-row: 1 for the top eigenvalue, 2 for two or more (Lidskii's bound, attained)."""
     assert brute_eigen[1] == pytest.approx(1.0, abs=1e-9)
@@ -78,6 +79,7 @@ def test_brute_force_eigenvalue_sensitivity(brute_eigen):
     assert worst == pytest.approx(1.0, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 @pytest.mark.parametrize("rank", [1, 2, 3])
 def test_laplace_scale_matches_brute_force_sensitivity(brute_eigen, calibration, rank):

@@ -495,6 +495,7 @@ def test_reduced_chain_d3_k2_exact_law(b):
     assert res[0]["F"].shape == (1, 0)
 
 
+@pytest.mark.slow
 def test_reduced_chain_d6_k2_moments_match_importance_sampling():
     """d = 6, k = 2, B of rank 2 (a 4-dimensional null space, so r = k): E tr VᵀBV and diag E[VVᵀ]
     of 3,000 reduced chains against brute-force importance sampling from the uniform Stiefel law

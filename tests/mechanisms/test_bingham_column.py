@@ -64,7 +64,10 @@ def test_envelope_accepts_exactly_the_valid_betas_and_its_factor_is_the_conditio
     assert n_ok > 100 and n_bad > 50
 
 
-@pytest.mark.parametrize("d,k,i,seed", [(6, 3, 2, 0), (8, 1, 0, 1), (10, 4, 3, 2), (40, 5, 1, 3)])
+@pytest.mark.parametrize(
+    "d,k,i,seed",
+    [(6, 3, 2, 0), (8, 1, 0, 1), (10, 4, 3, 2), pytest.param(40, 5, 1, 3, marks=pytest.mark.slow)],
+)
 def test_column_draws_match_the_eigendecomposition_sampler(d, k, i, seed):
     """20,000 column draws against 20,000 exact draws with an explicit basis of N: per statistic, a
     two-sample z-test of the means (|z| < 4.5) and a KS test (p > 1e-4): 4 cases x 4 statistics, so the

@@ -121,6 +121,7 @@ def _sphere_expectation_nnT(b, n_t=400, n_phi=400):
     return np.diag(np.einsum("itp,tp->i", n * n, w) / z), z
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam", [(2.0, 1.0, 0.0), (12.0, 11.0, 3.0), (40.0, 38.0, 0.0)])
 def test_d3_k2_moments_and_laws_against_quadrature(lam):
     """d = 3, k = 2: exp(tr VᵀBV) = exp(tr B − nᵀBn) for the plane's unit normal n, so E[VVᵀ] =
@@ -153,7 +154,14 @@ def test_d3_k2_moments_and_laws_against_quadrature(lam):
         assert p > ALPHA, perm
 
 
-@pytest.mark.parametrize("lam", [(2.0, 1.0, 0.0), (12.0, 11.0, 3.0), (40.0, 38.0, 0.0)])
+@pytest.mark.parametrize(
+    "lam",
+    [
+        (2.0, 1.0, 0.0),
+        pytest.param((12.0, 11.0, 3.0), marks=pytest.mark.slow),
+        pytest.param((40.0, 38.0, 0.0), marks=pytest.mark.slow),
+    ],
+)
 def test_acceptance_rate_is_c_of_B_times_omega_over_M(lam):
     """P(accept) = c(B)|Ω|^{k/2}/M with c(B) = e^{tr B} E_unif[e^{−nᵀBn}] (d = 3, k = 2; quadrature).
     The rate of 20,000 acceptances has relative standard error √((1 − p)/20,000) ≤ 0.71%; tolerance
@@ -172,6 +180,7 @@ def test_acceptance_rate_is_c_of_B_times_omega_over_M(lam):
 # ---------------------------------------------------------------- d = 6, k = 3: importance sampling
 
 
+@pytest.mark.slow
 def test_d6_k3_moments_and_acceptance_against_importance_sampling():
     """d = 6, k = 3, non-diagonal B with spectrum (4, 3.5, 3, 1, 0.5, 0): E[VVᵀ] (all 36 entries)
     and E[tr VᵀAV] of 20,000 exact draws against self-normalised importance sampling from 400,000

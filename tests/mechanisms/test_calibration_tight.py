@@ -357,6 +357,7 @@ def test_sketch_profile_matches_quadrature(s, r, eps):
     )
 
 
+@pytest.mark.slow
 def test_sketch_profile_matches_dp_accounting_pld():
     # dp-accounting's PLD built from the privacy loss's CDF (pessimistic rounding) is an upper
     # bound on the exact delta, within its discretisation (interval 1e-3 here)
@@ -451,6 +452,7 @@ def test_unknown_calibration_is_refused_by_every_mechanism():
             call()
 
 
+@pytest.mark.slow
 def test_run_key_carries_calibration_only_when_not_paper():
     from experiments.store.records import run_key
     from tests.hydra_helpers import compose_cfg
@@ -501,6 +503,7 @@ def test_audit_miscalibration_scales_the_tight_noise_too():
         assert bad == pytest.approx(0.5 * good, rel=1e-12), (name, extra)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(
     n=st.integers(1, 10**7),

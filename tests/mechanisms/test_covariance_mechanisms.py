@@ -273,6 +273,7 @@ def test_whitebox_audit_gauss_cov_within_claim_and_halved_noise_caught():
     assert bad["exact_violation"] and bad["exact_epsilon"] > 4.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,factor", list(itertools.product(["coinpress_cov", "separate_cov"], [None]))
 )
@@ -283,6 +284,7 @@ def test_design_audit_keeps_the_real_mechanism_within_claim(name, factor):
     assert not r["violation"] and r["audited_epsilon_lower"] <= 2.0
 
 
+@pytest.mark.slow
 def test_design_audit_catches_coinpress_with_its_noise_cut():
     """On unit-ball rows CoinPress is far more private than claimed (its clip radius γ is set for
     Gaussian rows of norm about sqrt(d)), so only a large cut shows: noise × 0.005."""

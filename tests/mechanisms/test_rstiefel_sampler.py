@@ -35,6 +35,7 @@ def test_tilted_beta_draws_match_quadrature(shape_b, a):
     assert abs(draws.mean() - mean) < 5 * se + 1e-4
 
 
+@pytest.mark.slow
 def test_rstiefel_chain_targets_bmf():
     # k = 1: time average of xᵀBx over 4 chains x 3,000 iterations against 200,000 exact draws.
     # xᵀBx has sd < 1.3 here and the chain is nearly independent per iteration (ESS/it ≈ 1, measured),
@@ -59,6 +60,7 @@ def test_rstiefel_chain_targets_bmf():
         assert np.allclose(V.T @ V, np.eye(2), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_cholesky_vector_bingham_matches_eigen_sampler():
     # the reference sweep's exact column draw (Cholesky proposals) against the eigen-based ACG sampler:
     # E[x xᵀ] entries from 8,000 draws each (SE ≤ 0.0056 per estimate, ≤ 0.008 for the difference);

@@ -75,12 +75,17 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_whole_suite_without_skips():
     """With SCIPY_ARRAY_API=1 nothing is skipped: all 47 checks run and pass (for the four main mechanisms)."""
     names = ["pca", "mod_sulq", "ppca", "analyze_gauss"]
     env = dict(os.environ, SCIPY_ARRAY_API="1", PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-c", _WHOLE_SUITE.format(tests=str(REPO / "tests" / "mechanisms"), names=names)],
+        [
+            sys.executable,
+            "-c",
+            _WHOLE_SUITE.format(tests=str(REPO / "tests" / "mechanisms"), names=names),
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,

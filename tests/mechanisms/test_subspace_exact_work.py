@@ -239,6 +239,7 @@ def test_quoted_case_subnormal_k1_is_bounded():
     assert out.diagnostics["work_bound"] == exact_work_bound(2000, 20, 1, 1075) < 2e6
 
 
+@pytest.mark.slow
 def test_refusal_is_the_same_on_neighbours(monkeypatch):
     """The scaled-down subnormal case (n = 200, d = 20, k = 2) under max_work = 1e6: the data with
     53-bit lines and its neighbour with one subnormal row (a 1,074-bit line), or with one row repeated,

@@ -293,10 +293,12 @@ def mismatches(text: str, drawn: dict[str, pd.DataFrame]) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_glance_table_quotes_the_committed_summary(drawn):
     assert mismatches(DOC.read_text(encoding="utf-8"), drawn) == []
 
 
+@pytest.mark.slow
 def test_every_checked_number_fails_when_changed(drawn):
     """The teeth: each number of each expected fragment, changed by one in its last digit in a copy
     of REPRODUCTION.md's glance table, is reported."""

@@ -40,6 +40,7 @@ def one_line_error(proc, *needles):
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "override,needles",
     [
@@ -64,22 +65,32 @@ def test_a_bad_mechanism_option_names_the_option_and_its_valid_values(tmp_path, 
         (["k=null"], ["k=null", "not Optional"]),
         (["mechanism=ppcaa"], ["unknown mechanism 'ppcaa'", "mod_sulq", "ppca"]),
         (["-m", "dataset=gaussian10,spikd"], ["unknown dataset 'spikd'", "gaussian10"]),
-        (["mechanism.fn.bogus=1"], ["mechanism.fn.bogus", "no option 'bogus'", "sampler"]),
+        pytest.param(
+            ["mechanism.fn.bogus=1"],
+            ["mechanism.fn.bogus", "no option 'bogus'", "sampler"],
+            marks=pytest.mark.slow,
+        ),
         (
             ["--config-dir", "examples/my_mechanism/conf", "mechanism=my_gaus"],
             ["unknown mechanism 'my_gaus'", "my_gauss"],
         ),
-        (
+        pytest.param(
             ["mechanism=ppca", "mechanism.fn.min_ess=5"],
             ["not in conf/mechanism/ppca.yaml", "+mechanism.fn.min_ess=<value>"],
+            marks=pytest.mark.slow,
         ),
         (["-m", "dataset=glob(zzz*)"], ["dataset=glob(zzz*) matches no dataset", "gaussian10"]),
         (["-m", "dataset=glob(spik*)", "epsilon=abc"], ["epsilon=abc", "Float"]),
-        (
+        pytest.param(
             ["-m", "mechanism=glob(ppca*)", "mechanism.fn.tree=false"],
             ["mechanism ppca has no option 'tree'"],
+            marks=pytest.mark.slow,
         ),
-        (["mechanism.fn._target_=nope.x"], ["Error locating target 'nope.x'", "PYTHONPATH"]),
+        pytest.param(
+            ["mechanism.fn._target_=nope.x"],
+            ["Error locating target 'nope.x'", "PYTHONPATH"],
+            marks=pytest.mark.slow,
+        ),
         (["experiment=audit", "experiment.bogus=1"], ["experiment audit has no option 'bogus'"]),
         # any config group, Hydra's own included: its options as Hydra's repository lists them
         (
@@ -155,6 +166,7 @@ def test_a_mechanism_declares_its_option_rules_in_its_signature():
     assert option_rule(mechanism, "k") is None  # no declared rule: the mechanism checks it
 
 
+@pytest.mark.slow
 def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp_path):
     line = one_line_error(
         run(["mechanism=mod_sulq", "mechanism.fn.calibration=foo"], tmp_path),
@@ -164,6 +176,7 @@ def test_a_mechanism_option_refused_by_the_mechanism_names_what_the_user_set(tmp
     assert "paper" in line and "tight" in line
 
 
+@pytest.mark.slow
 def test_a_switch_given_as_a_word_is_refused_not_read_as_true(tmp_path):
     """A string is truthy: ``tree=maybe`` used to run the tree variant (another guarantee)."""
     one_line_error(
@@ -174,6 +187,7 @@ def test_a_switch_given_as_a_word_is_refused_not_read_as_true(tmp_path):
     assert not (tmp_path / "records").exists()
 
 
+@pytest.mark.slow
 def test_online_regret_refuses_a_tree_value_it_would_ignore(tmp_path):
     """The experiment runs experiment.variants; mechanism.fn.tree would only change the records' keys."""
     one_line_error(
@@ -184,6 +198,7 @@ def test_online_regret_refuses_a_tree_value_it_would_ignore(tmp_path):
     assert not (tmp_path / "records").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args,needles",
     [
@@ -200,6 +215,7 @@ def test_an_experiment_option_refused_at_run_time_names_what_the_user_set(tmp_pa
     assert not (tmp_path / "records").exists()
 
 
+@pytest.mark.slow
 def test_a_refusal_names_only_the_overrides_it_is_about(tmp_path):
     """experiment.trials=200 is fine: the line blames the unknown mechanism's override alone."""
     line = one_line_error(
@@ -228,6 +244,7 @@ def test_an_unknown_top_level_key_is_refused_with_the_valid_keys(tmp_path, overr
     assert not (tmp_path / "records").exists()  # nothing ran with the default epsilon
 
 
+@pytest.mark.slow
 def test_delta_zero_is_refused_by_the_rule_the_mechanisms_use(tmp_path):
     from mechanisms._base import PrivacyInputError, check_delta
 
@@ -238,6 +255,7 @@ def test_delta_zero_is_refused_by_the_rule_the_mechanisms_use(tmp_path):
     one_line_error(run(["mechanism=ppca", "delta=0"], tmp_path), "delta", "(0, 1)")
 
 
+@pytest.mark.slow
 def test_a_run_prints_a_short_rounded_summary_and_a_resume_shows_the_stored_record(tmp_path):
     proc = run(["mechanism=mod_sulq", "n=1000"], tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -260,6 +278,7 @@ def test_a_run_prints_a_short_rounded_summary_and_a_resume_shows_the_stored_reco
     assert "already stored" in run(["mechanism=mod_sulq", "n=1000"], tmp_path).stdout
 
 
+@pytest.mark.slow
 def test_print_record_gives_scripts_the_full_record_as_the_last_line(tmp_path):
     proc = run(["mechanism=mod_sulq", "n=1000", "print_record=true", "quiet=true"], tmp_path)
     lines = proc.stdout.strip().splitlines()
@@ -268,6 +287,7 @@ def test_print_record_gives_scripts_the_full_record_as_the_last_line(tmp_path):
     assert rec["mechanism"] == "mod_sulq" and "config" in rec and isinstance(rec["q_F"], float)
 
 
+@pytest.mark.slow
 def test_a_warning_names_the_run_not_a_library_file(tmp_path):
     """PPCA with 20 iterations cannot pass its convergence check (10 draws per chain after burn-in,
     fewer than the 100 effective draws per chain it asks for): the warning is one line naming the
@@ -281,6 +301,7 @@ def test_a_warning_names_the_run_not_a_library_file(tmp_path):
     assert "site-packages" not in proc.stderr and "target_policy" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
     args = [
         sys.executable,
@@ -319,3 +340,24 @@ def test_ctrl_c_in_a_sweep_prints_one_line_and_exits_130(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip() == "interrupted; re-run the same command to resume", err
+
+
+def test_the_default_results_dir_is_checked_before_hydra(tmp_path, monkeypatch):
+    """Without ``results_dir=``, the primary config's default is checked as an override would be:
+    a store that cannot be written is refused in one line before Hydra creates its run folder."""
+    from experiments.app import preflight
+    from experiments.errors import UserError
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr(preflight, "_default_results_dir", lambda: str(blocker))
+    with pytest.raises(UserError, match="is a file, not a directory"):
+        preflight.check_results_dir(["mechanism=pca"])
+    monkeypatch.setattr(preflight, "_default_results_dir", lambda: str(tmp_path / "store"))
+    preflight.check_results_dir(["mechanism=pca"])  # a writable default passes
+
+
+def test_the_default_results_dir_is_read_from_the_primary_config():
+    from experiments.app import preflight
+
+    assert preflight._default_results_dir() == "results"

@@ -38,6 +38,7 @@ def test_the_project_scripts_entry_point_resolves_to_the_command_line():
     assert entry.load() is main
 
 
+@pytest.mark.slow
 def test_privpca_runs_the_same_app_as_run_py(tmp_path):
     """Same overrides, same record (id, result, configuration), also from another directory."""
     args = ["mechanism=mod_sulq", "n=1000", "seed=3", "scale=smoke", "print_record=true"]

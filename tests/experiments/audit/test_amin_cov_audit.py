@@ -49,6 +49,7 @@ def test_reference_constants_variant_uses_them():
     assert out.guarantee.epsilon == 2.0  # the claim is unchanged
 
 
+@pytest.mark.slow
 def test_search_catches_eigenvalues_without_noise():
     """The exact eigenvalues differ between D and D′ on most catalogue pairs: every run shows the
     same value, so the certified bound is the ceiling of 300 trials (4.39 > 2)."""

@@ -146,6 +146,7 @@ def test_correct_mechanisms_within_claim(name, kw, trials):
         assert r["neighbouring"] == "add-remove-one-row" and r["n_D"] == r["n_Dprime"] + 1
 
 
+@pytest.mark.slow
 def test_ppca_exact_audit_is_close_but_below_claim():
     r = audit_mechanism("ppca", epsilon=EPS, trials=5000, seed=0)
     assert r["neighbouring"] == "replace-one-row" and r["delta"] == 0.0 and r["design"] == "bingham"
@@ -182,6 +183,7 @@ def test_catches_analyze_gauss_with_much_less_noise():
     assert r["audited_epsilon_lower"] > 0.9
 
 
+@pytest.mark.slow
 def test_catches_ppca_with_halved_noise():
     # ε/2 of temperature -> true ε = 2·claim; the datasets are tuned for the suspected ε = 4
     r = audit_mechanism(
@@ -190,7 +192,7 @@ def test_catches_ppca_with_halved_noise():
     assert r["claimed_epsilon"] == EPS and r["audited_epsilon_lower"] > EPS
 
 
-@pytest.mark.parametrize("name", ["mod_sulq", "ppca"])
+@pytest.mark.parametrize("name", ["mod_sulq", pytest.param("ppca", marks=pytest.mark.slow)])
 def test_catches_unclipped_large_row(name):
     broken = bypass_norm_check(name)
     r = audit_mechanism(broken, epsilon=EPS, delta=DELTA, trials=3000, seed=0, row_norm=3.0)
@@ -224,6 +226,7 @@ def test_available_mechanisms():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_audit_hydra(tmp_path, capsys):
     base = [
         "experiment=audit",

@@ -86,6 +86,7 @@ def test_heavy_axis_designs_follow_the_claim():
     np.testing.assert_allclose(des.X0.T @ des.X0, np.diag([0.0, 2.5]))
 
 
+@pytest.mark.slow
 def test_bingham_expected_bound_matches_the_sampler():
     """The exact d = 2 law behind the expected audits quoted for PPCA: on the heavy-axis pair w = 1.5
     the best event's probabilities agree with 4,000 draws per dataset of PPCA run at ε = 4 (tolerance
@@ -154,6 +155,7 @@ def test_sign_bit_variant_moves_only_the_lowest_bit():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_search_catches_sign_bit_mod_sulq():
     """True ε = ∞ on every pair whose first rows differ in sign pattern (the catalogue puts the
     differing row first).  The lowest bit of an entry is then 1 under one dataset and 0 under the
@@ -203,6 +205,7 @@ def test_tree_without_height_exact_epsilon_on_a_32_row_stream():
     assert exact_epsilon(measure_mu("online_pca", epsilon=eps, delta=dl), dl) <= eps
 
 
+@pytest.mark.slow
 def test_whitebox_catches_tree_without_height_at_the_claimed_delta():
     """At the claimed δ = 10⁻⁵ a few hundred runs certify little (expected bound 0.93 with 300 runs),
     but the exact ε(δ) the audit computes from the measured noise is 4.28 > 2: the verdict must say
@@ -214,6 +217,7 @@ def test_whitebox_catches_tree_without_height_at_the_claimed_delta():
     assert not ok["violation"] and ok["exact_epsilon"] < 2.0 and "consistent" in ok["verdict"]
 
 
+@pytest.mark.slow
 def test_whitebox_certifies_tree_without_height_at_delta_one_tenth():
     """At δ = 0.1 the same defect is also caught statistically: μ = 1.93 on 32 rows, exact ε(δ) 3.58,
     expected bound 2.73 with 2,000 runs per dataset (model_event); its sampling standard deviation is
@@ -261,6 +265,7 @@ def test_run_audit_whitebox_reports_the_exact_violation(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_search_catches_doubled_exponent_ppca():
     """True ε = 4 against the claim of 2.  Among its catalogue the search finds the heavy-axis pair
     (base mass 1.5 along e₂, e₁ vs e₂) and the event "‖V̂ᵀe₁‖² large".  With the event known in
@@ -280,6 +285,7 @@ def test_search_catches_doubled_exponent_ppca():
     assert r["design"].startswith("heavy-axis")
 
 
+@pytest.mark.slow
 def test_search_keeps_ppca_within_claim():
     """The honest PPCA on the same search: measured 0.70–0.92 over seeds 0–2 (its best design's
     expected bound is 1.27 at 10,000 runs); a correct ε-DP mechanism exceeds its claim with

@@ -201,6 +201,7 @@ def test_model_event_expected_bound_is_below_exact():
     )  # 10⁶ trials: close
 
 
+@pytest.mark.slow
 def test_whitebox_correct_mechanism_is_tight_and_within_claim():
     """Streaming power method at (2, 0.1): exact ε(δ) of its noisy product ≈ 0.75.  With 6,000 runs per
     dataset the expected certified bound is ≈ 0.9 × exact; the test asks for ≥ exact / 1.5 (the audit's
@@ -231,6 +232,7 @@ def test_unfixed_variant_lookup(monkeypatch):
         unfixed_subspace_exact()
 
 
+@pytest.mark.slow
 def test_search_catches_unfixed_subspace_exact(unfixed_available):
     """The counterexample family of docs/subspace_exact_privacy.md (ε = 1, δ = 1e-6): the search,
     told only the relation and the mechanism's public NULL score (through its catalogue), must
@@ -248,6 +250,7 @@ def test_search_catches_unfixed_subspace_exact(unfixed_available):
     assert r["mechanism"] == "subspace_exact[paper, unfixed]"
 
 
+@pytest.mark.slow
 def test_search_keeps_a_correct_mechanism_within_claim():
     r = search_audit(
         "mod_sulq", epsilon=2.0, delta=1e-5, calibration_trials=60, trials=600, n_random=2, seed=1
@@ -270,6 +273,7 @@ def test_search_rejects_invalid_designs():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,epsilon,trials,n",
     [
@@ -302,6 +306,7 @@ def test_smoke_noise_cut_variants_are_caught(name, epsilon, trials, n):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_audit_whitebox_and_search_modes(tmp_path, capsys):
     from experiments.audit import run_audit
     from tests.hydra_helpers import compose_cfg
@@ -371,6 +376,7 @@ def test_search_catches_every_leaky_subspace_exact_variant(kind):
     assert r["violation"] and r["audited_epsilon_lower"] > 1.0, r["leaderboard"]
 
 
+@pytest.mark.slow
 def test_search_keeps_subspace_exact_within_claim():
     """The estimator itself, on the same catalogue and statistics (ε = 1, δ = 1e-6): no violation."""
     r = search_audit(

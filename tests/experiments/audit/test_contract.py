@@ -158,6 +158,7 @@ def test_bad_interface_is_reported():
     assert [r.name for r in report.failures] == ["interface"]
 
 
+@pytest.mark.slow
 def test_audit_hook_catches_a_mechanism_without_noise():
     """No noise at all: the small search audit's lower bound (about 5-6 with 2000 trials, near the most
     they can certify) is far above the claimed 0.5; the correct reference audits at or below its claim."""

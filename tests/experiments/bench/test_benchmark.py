@@ -149,6 +149,7 @@ def test_the_leaderboard_ties_overlapping_intervals(tmp_path):
     assert lb.loc["c", "rank"] == 2  # a's interval lies wholly above c's; b's does not
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CURATED / "summary.parquet").exists(), reason="no committed summary")
 def test_committed_outputs_are_drawn_from_the_committed_summary(tmp_path):
     """Byte for byte: `scripts/benchmark.py draw` redraws results/benchmark from summary.parquet."""

@@ -76,6 +76,7 @@ def _real_data_dir() -> Path:
     return Path(value)
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 @pytest.mark.parametrize("name", D.DATASETS)
 def test_table1_real_data(name):

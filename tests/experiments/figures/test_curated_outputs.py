@@ -32,6 +32,7 @@ def _differing(drawn: Path, committed: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", sorted(CURATED))
 def test_committed_figures_and_tables_are_drawn_from_the_committed_summary(scale, tmp_path):
     """Byte for byte: PNG and PDF carry no date and are drawn deterministically.  A figure changed in the
@@ -66,6 +67,7 @@ def test_committed_figures_and_tables_are_drawn_from_the_committed_summary(scale
     )
 
 
+@pytest.mark.slow
 def test_every_drawn_figure_names_its_scale(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
@@ -98,6 +100,7 @@ def test_every_drawn_figure_names_its_scale(tmp_path, monkeypatch):
     assert "scale: none" in texts[2]  # Figure 1 is an analytic bound
 
 
+@pytest.mark.slow
 def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_path):
     proc = subprocess.run(
         [
@@ -121,6 +124,7 @@ def test_make_figures_refuses_to_write_a_curated_directory_without_curate(tmp_pa
     assert cli.is_curated(REPO / "results" / "paper_scale" / "figures")
 
 
+@pytest.mark.slow
 def test_make_figures_on_a_curated_directory_says_how_to_draw_its_summary():
     """``--results results/quick`` without ``--out``: the default output lies inside the curated
     directory; the refusal names what the user typed and the command that works, not an --out."""
@@ -137,6 +141,7 @@ def test_make_figures_on_a_curated_directory_says_how_to_draw_its_summary():
     assert "--out results/quick" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_summarize_results_refuses_to_write_a_curated_summary_without_curate(tmp_path):
     summary = CURATED["quick"] / "summary" / "records.csv"
     before = summary.read_bytes()
@@ -179,6 +184,7 @@ def _copy_of_the_repository(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_the_documented_commands_leave_every_committed_file_untouched(tmp_path):
     """run.py (a single run, Table 1, a small sweep) and the figure scripts with their defaults write only
     into the local, ignored results store: `git status` stays clean."""
@@ -223,6 +229,7 @@ def test_the_documented_commands_leave_every_committed_file_untouched(tmp_path):
     assert status == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script,args,needle",
     [

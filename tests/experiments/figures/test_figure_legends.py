@@ -45,6 +45,7 @@ def overlaps_at_save(monkeypatch):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", sorted(SUMMARIES))
 def test_no_legend_covers_data_in_any_figure_drawn_from_a_committed_summary(
     scale, tmp_path, overlaps_at_save

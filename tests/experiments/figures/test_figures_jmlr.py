@@ -357,6 +357,7 @@ def test_figures_3_and_4_state_epsilon_and_delta_from_the_records(tmp_path, capt
     assert "ε = 0.5, δ = 0.05" in title and "0.1" not in title and "(MOD-SULQ)" not in title
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", ["quick", "paper"])
 def test_the_committed_figures_3_and_4_state_the_papers_epsilon_delta_and_label_n_1000(
     tmp_path, captured, scale

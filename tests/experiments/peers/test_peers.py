@@ -168,6 +168,7 @@ def test_prepared_data_is_written_once_and_removed_with_it(fake_peer, small_data
     assert not path.exists()
 
 
+@pytest.mark.slow
 def test_audit_runs_a_peer_batched_and_catches_an_overclaiming_one(fake_peer, tmp_path):
     """The design audit runs a peer's many releases in one worker process per data set (not one
     per release).  The stand-in peer draws exactly from exp(c·uᵀXᵀXu), which is (2c)-DP under
@@ -194,6 +195,7 @@ def test_audit_runs_a_peer_batched_and_catches_an_overclaiming_one(fake_peer, tm
     assert bounds[0.5] < 1.0 < bounds[2.0], bounds
 
 
+@pytest.mark.slow
 def test_cli_audit_of_a_peer_refuses_the_modes_it_cannot_run(tmp_path):
     proc = subprocess.run(
         [
@@ -226,6 +228,7 @@ def test_unavailable_peer_is_one_clear_error(monkeypatch):
     )
 
 
+@pytest.mark.slow
 def test_cli_unavailable_peer_prints_one_line_without_traceback(tmp_path):
     env = {**os.environ, "PRIVPCA_PEERS_INSTALL": "0"}
     proc = subprocess.run(
@@ -250,6 +253,7 @@ def test_cli_unavailable_peer_prints_one_line_without_traceback(tmp_path):
     assert last.startswith("privpca: mechanism diffprivlib_pca needs diffprivlib"), proc.stderr
 
 
+@pytest.mark.slow
 def test_runner_records_timeouts_and_skips_further_restarts(fake_peer, tmp_path):
     from experiments.store.store import ResultStore
     from tests.hydra_helpers import compose_cfg

@@ -11,8 +11,8 @@ from experiments.runs.classifiers import linear_svm_search, majority_label_accur
 from experiments.store.store import ResultStore
 from mechanisms.linalg import random_orthonormal
 from mechanisms.random_projection import random_projection_matrix, random_subspace
-from tests.hydra_helpers import compose_cfg
 from tests.experiments.runs.test_jmlr_runners import _kddcup_like_dir
+from tests.hydra_helpers import compose_cfg
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -151,6 +151,7 @@ LINEAR_FIELDS = (
 )
 
 
+@pytest.mark.slow
 def test_every_protocol_field_is_in_the_run_key(tmp_path):
     data = _kddcup_like_dir(tmp_path)
     base = _base(tmp_path, data) + LINEAR
@@ -189,6 +190,7 @@ def test_every_protocol_field_is_in_the_run_key(tmp_path):
     assert store.has(key) and not store.has(old_key)
 
 
+@pytest.mark.slow
 def test_rbf_fields_are_in_the_key_and_linear_fields_do_not_split_it(tmp_path):
     """libSVM's RBF tuning workflow: its grid, CV subset, folds and scaling split records; the linear
     SVM's C grid, loss and iteration limit do not act and do not split them."""
@@ -305,6 +307,7 @@ def test_footnote_records_majority_accuracy_beside_the_classifier(tmp_path):
 # --- Table 2's PPCA releases as the chains of one call (paper scale) ---------------------------------
 
 
+@pytest.mark.slow
 def test_ppca_projections_of_a_permutation_run_as_chains_and_resume(tmp_path):
     """With ``scale.ppca_restarts_as_chains`` the PPCA releases of one permutation (same hold-out data)
     are the chains of one ppca_restarts call: each record is bit for bit the single-chain release of its

@@ -138,6 +138,7 @@ def test_online_regret_runs_and_resumes(tmp_path):
     assert run_online_regret(cfg)["records_written"] == 0
 
 
+@pytest.mark.slow
 def test_figures_from_a_small_store(tmp_path):
     root = tmp_path / "store"
     run_dimension_scaling(
@@ -228,6 +229,7 @@ def test_figures_from_a_small_store(tmp_path):
             ).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_figure_guides_and_labels(tmp_path):
     import matplotlib
 
@@ -347,6 +349,7 @@ def test_dimension_scaling_slope_only_on_three_points_above_the_grid_floor(tmp_p
     assert "no slope" in sulq and "n* found at 2 d" in sulq and "1.89" not in sulq
 
 
+@pytest.mark.slow
 def test_dimension_scaling_labels_each_curve_with_its_neighbouring_relation(tmp_path):
     """Analyze Gauss (add-remove-one-row by default) and the replace-one-row mechanisms at one ε:
     each curve says its relation, and the title says the labels do; one relation for all goes in
@@ -416,6 +419,7 @@ def test_dimension_scaling_figure_from_the_committed_quick_summary(tmp_path):
     assert len(caps) >= 2 and len(set(caps)) == len(caps)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism",
     [

@@ -134,6 +134,7 @@ def _legend_labels(fig) -> list[str]:
     return [t.get_text() for lg in legends for t in lg.get_texts()]
 
 
+@pytest.mark.slow
 def test_figures_and_table2_label_nominal_epsilon(tmp_path):
     import matplotlib
 

@@ -146,6 +146,7 @@ def test_sulq_bound_runner_monotone_in_n(tmp_path):
     assert np.all(np.diff(df.bound.values) >= -1e-12)
 
 
+@pytest.mark.slow
 def test_sweep_killed_midway_resumes_without_loss_or_duplicates(tmp_path):
     args = [
         sys.executable,
@@ -257,6 +258,7 @@ def _fake_store(root: Path):
             )
 
 
+@pytest.mark.slow
 def test_figures_from_a_small_store(tmp_path):
     _fake_store(tmp_path)
     proc = subprocess.run(
@@ -279,6 +281,7 @@ def test_figures_from_a_small_store(tmp_path):
     assert t2.loc[t2.mechanism == "pca", "accuracy_pct"].item() == pytest.approx(98.5)
 
 
+@pytest.mark.slow
 def test_figure_axes_are_labelled(tmp_path):
     import matplotlib
 
@@ -303,6 +306,7 @@ def test_figure_axes_are_labelled(tmp_path):
             )  # Figures 3-4: one legend below the panels
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["submitit_test", "local_parallel"])
 def test_sweep_through_hydra_launchers(tmp_path, launcher):
     """The cluster path (submitit, local executor) and the joblib path run a two-job sweep."""
@@ -531,6 +535,7 @@ def _printed_summaries(monkeypatch):
     return tables
 
 
+@pytest.mark.slow
 def test_printed_summary_covers_exactly_this_runs_records(tmp_path, monkeypatch):
     """A runner's printed mean and count are over the records its own keys name, never pooled with
     other runs of the same store (another ε, calibration, data set or protocol option)."""

@@ -77,6 +77,7 @@ def all_kinds(tmp_path, monkeypatch):
     return list(ResultStore(tmp_path).iter_records())
 
 
+@pytest.mark.slow
 def test_every_record_kind_has_the_same_provenance_fields(all_kinds):
     kinds = {(r["experiment"], r.get("kind")) for r in all_kinds}
     assert {e for e, _ in kinds} == {

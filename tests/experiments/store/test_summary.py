@@ -52,6 +52,7 @@ def _runs(tmp_path, samplers=("gibbs", "reference")):
         )
 
 
+@pytest.mark.slow
 def test_figures_from_summary_equal_figures_from_store(tmp_path):
     store = tmp_path / "store"
     _runs(store)
