@@ -177,18 +177,29 @@ def check_rerun(args: list[str]) -> None:
         )
 
 
+def _default_results_dir() -> str | None:
+    """``results_dir`` as the primary config (``conf/config.yaml``) sets it, when it is a plain value."""
+    try:
+        value = OmegaConf.load(config_dir() / "config.yaml").get("results_dir")
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, str) and "${" not in value else None
+
+
 def check_results_dir(args: list[str]) -> None:
-    """Raise :class:`UserError` when the store ``results_dir=`` names (the last such override, taken
-    as the run takes it: :func:`experiments.paths.results_root`) cannot be written: a file, a
+    """Raise :class:`UserError` when the store ``results_dir=`` names (the last such override, else
+    the primary config's default, taken as the run takes it: :func:`experiments.paths.results_root`)
+    cannot be written: a file, a
     directory without write permission, or a path the system refuses (tried by creating it and a
     temporary file in it).  Every run writes there, Hydra's log included, also one that only shows a
     stored record; refused before any work, nothing is lost."""
     values = [
         a.split("=", 1)[1] for a in command_line_overrides(args) if override_key(a) == "results_dir"
     ]
-    if not values or "," in values[-1] or "(" in values[-1]:  # default, or a sweep over stores
+    value = values[-1] if values else _default_results_dir()
+    if value is None or "," in value or "(" in value:  # no plain default, or a sweep over stores
         return
-    value = values[-1].strip("'\"")
+    value = value.strip("'\"")
     path = results_root(value)
     try:
         if path.exists() and not path.is_dir():
