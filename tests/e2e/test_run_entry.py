@@ -248,6 +248,7 @@ def test_reproduce_refuses_a_typo_before_any_work(tmp_path, env, args, needle):
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_reproduce_fails_when_a_job_fails(tmp_path):
     """A failed job (a misspelt sampler) fails the reproduction with one line naming the job, after

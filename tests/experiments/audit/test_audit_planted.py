@@ -175,6 +175,7 @@ def test_search_catches_sign_bit_mod_sulq():
     assert r["mechanism"] == PLANTED_VARIANTS["sign_bit"][2]
 
 
+@pytest.mark.slow
 def test_search_with_bit_and_release_statistics_keeps_mod_sulq_within_claim():
     """The honest MOD-SULQ on the same search: its lowest bits are the rounding of a continuous draw,
     nearly uniform and (to within what 10⁵ runs per side resolve) equally distributed under both
@@ -238,6 +239,7 @@ def test_whitebox_verdict_counts_the_exact_epsilon():
     assert 1.9999 < r["exact_epsilon"] <= 2.0 and not r["violation"]
 
 
+@pytest.mark.slow
 def test_run_audit_whitebox_reports_the_exact_violation(tmp_path):
     from experiments.audit import run_audit
     from tests.hydra_helpers import compose_cfg

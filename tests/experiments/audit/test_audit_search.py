@@ -357,6 +357,7 @@ def test_run_audit_whitebox_and_search_modes(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["tolerance", "first_rows_frame", "rounded_dedup"])
 def test_search_catches_every_leaky_subspace_exact_variant(kind):
     """Each variant releases bits that depend on individual rows (frame of the first rows, a score that

@@ -452,6 +452,7 @@ def _ppca_group_cfg(tmp_path, *extra):
     )
 
 
+@pytest.mark.slow
 def test_utility_vs_n_ppca_restarts_as_chains_parallel_and_resume(tmp_path):
     import warnings
 

@@ -10,10 +10,10 @@ from sklearn.svm import SVC
 from experiments.runs.classification import run_classification
 from experiments.runs.classifiers import LinearCSVC, LinearCSVCSearch, distinct_rows, fit_classifier
 from experiments.store.store import ResultStore
-from tests.hydra_helpers import compose_cfg
 from tests.experiments.runs.test_classification_protocol import _base
 from tests.experiments.runs.test_jmlr_runners import _kddcup_like_dir
 from tests.experiments.runs.test_table2_convergence import _overlapping
+from tests.hydra_helpers import compose_cfg
 
 
 def _objective(w, b, C, Z, y, weights=None):
@@ -134,6 +134,7 @@ def test_fit_classifier_records_the_linear_csvc():
     assert info["svm_duplicates"] == "weighted" and info["svm_fit_rows"] == 200
 
 
+@pytest.mark.slow
 def test_runner_default_is_the_linear_csvc_and_its_fields_split_the_key(tmp_path):
     """The runner's default records the resolved protocol; the C grid, the folds and the scaling
     split records, the RBF and liblinear fields do not."""
