@@ -3,6 +3,7 @@ with a wall-clock cap, and the data files handed to it."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -213,7 +214,8 @@ def call_worker(
             else:
                 np.save(job / "X.npy", np.ascontiguousarray(X, dtype=np.float64))
         (job / "request.json").write_text(json.dumps(request))
-        env = {**os.environ, **WORKER_ENV}
+        # the worker exits by itself if this process dies (experiments/peers/worker.py)
+        env = {**os.environ, **WORKER_ENV, "PRIVPCA_PEER_PARENT": str(os.getpid())}
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             [str(python), str(worker or WORKER), str(job)],
@@ -225,7 +227,11 @@ def call_worker(
         )
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException as exc:  # the cap, or Ctrl-C / an error here: the worker goes too
+            if not isinstance(exc, subprocess.TimeoutExpired):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                raise
             try:
                 os.killpg(proc.pid, signal.SIGKILL)  # the worker's own session only
             except ProcessLookupError:

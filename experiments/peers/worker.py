@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -277,5 +278,27 @@ def main(job_dir: str) -> int:
     return 0
 
 
+#: the environment variable the harness sets to its own pid (experiments.peers.environment)
+PARENT_ENV = "PRIVPCA_PEER_PARENT"
+
+
+def _exit_with_parent(poll_seconds: float = 1.0) -> None:
+    """Exit when the harness process that started this worker is gone.
+
+    The worker runs in a session of its own (so that a timeout kills exactly its session), which
+    also keeps it out of reach of a signal sent to the harness's process group: without this
+    watch, a worker whose harness was killed (Ctrl-C, a lost engine worker) would run on."""
+    # the harness's pid, as it set it: a worker whose harness died while it was starting sees it too
+    parent = int(os.environ.get(PARENT_ENV, os.getppid()))
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 if __name__ == "__main__":
+    _exit_with_parent()
     sys.exit(main(sys.argv[1]))

@@ -419,3 +419,38 @@ def test_real_peers_samplers_miss_the_target_law():
     assert abs(by["privpca"]["z"]) < 4
     for name in ("diffprivlib_pca", "opendp_pca"):
         assert by[name]["status"] == "ok" and by[name]["z"] < -6, by[name]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, exited but not reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in state
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_worker_whose_harness_is_gone_exits():
+    """A worker runs in a session of its own, out of reach of a signal to the harness's process
+    group: when the process that started it dies, it must exit by itself, not run on."""
+    child = (
+        "import sys, time; sys.path.insert(0, %r);"
+        "from experiments.peers.worker import _exit_with_parent;"
+        "_exit_with_parent(0.05); time.sleep(60)"
+    ) % str(REPO)
+    harness = (
+        "import os, subprocess, sys;"
+        "p = subprocess.Popen([sys.executable, '-c', %r], start_new_session=True,"
+        " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,"
+        " env=dict(os.environ, PRIVPCA_PEER_PARENT=str(os.getpid())));"
+        "print(p.pid, flush=True); os._exit(0)"
+    ) % child
+    out = subprocess.run(
+        [sys.executable, "-c", harness], capture_output=True, text=True, timeout=60
+    )
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 30  # the child's imports, then one poll interval
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(pid), "the worker outlived its harness"
