@@ -1,9 +1,10 @@
 """The Wishart mechanism (JXZ16 / IS16), a known-broken audit variant: published as (ε, 0)-DP, not DP.
 
 * The counterexample of mechanisms/_wishart_known_broken.py, run: on X = {e₁, 0, …} and
-  X′ = {e₂, 0, …} (replace-one-row, d = 2, n = 2 and 50) the event {Â₁₁ ≤ 1/n} never happens under X (Â − A(X) = W is positive
-  definite: checked on every draw) and happens under X′ with probability F_{χ²₃}(2ε/3), the same for
-  every n; so no finite ε bounds the ratio of the two probabilities.
+  X′ = {e₂, 0, …} (replace-one-row, d = 2, n = 2 and 50) the event {Â₁₁ ≤ 1/n} never happens
+  under X (Â − A(X) = W is positive definite: checked on every draw) and happens under X′ with
+  probability F_{χ²₃}(2ε/3), the same for every n; so no finite ε bounds the ratio of the two
+  probabilities.
 * The variant keeps the published claim with status "known false", is not registered, and is reached
   only by ``experiment.variant=wishart``.
 * The search catches it unaided (slow: about 20 s here).

@@ -22,8 +22,8 @@ from mechanisms._base import second_moment
 from mechanisms.calibration import mod_sulq_noise_scale
 from mechanisms.linalg import symmetric_gaussian, top_k_eigenvectors
 from mechanisms.mod_sulq import mod_sulq, sulq_noise_scale
-from tests.hydra_helpers import compose_cfg
 from tests.experiments.runs.test_jmlr_runners import _kddcup_like_dir
+from tests.hydra_helpers import compose_cfg
 
 
 def _overlapping(n=400, seed=0):
