@@ -22,7 +22,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-# the fast loop: every test but those marked slow (over about 5 s each); CI runs `make test`
+# the fast loop: every test but those marked slow (over about a second of CPU time each; see
+# pytest's markers in pyproject.toml); CI runs `make test`, the slow tests included
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" $(PYTEST_ARGS)
 
