@@ -86,7 +86,7 @@ def test_ctrl_c_stops_every_worker_with_one_line(tmp_path):
         from tests.experiments.plan.test_plan_engine import fake_job, _jobs, _two_workers
         from experiments.plan.engine import run_jobs
         jobs = _jobs(4)
-        out = run_jobs(jobs, {{j.name: {{"records": 50, "sleep": 0.2}} for j in jobs}}, {str(tmp_path)!r},
+        out = run_jobs(jobs, {{j.name: {{"records": 500, "sleep": 0.2}} for j in jobs}}, {str(tmp_path)!r},
                        fn=fake_job, cluster_factory=_two_workers)
         if out.interrupted:
             print("Interrupted: every worker stopped; the same command resumes", file=sys.stderr)
@@ -95,7 +95,8 @@ def test_ctrl_c_stops_every_worker_with_one_line(tmp_path):
     )
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, start_new_session=True,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.time() + 60
+    # jobs of 100 s each: the interrupt lands mid-run however slowly the engine starts
+    deadline = time.time() + 180
     while time.time() < deadline and len(list((tmp_path / "records").glob("*.json"))) < 4:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole group
