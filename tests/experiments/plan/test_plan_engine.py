@@ -93,8 +93,11 @@ def test_ctrl_c_stops_every_worker_with_one_line(tmp_path):
             sys.exit(130)
         """
     )
+    # as from a terminal: SIGINT at its default even where the suite itself runs with it ignored
+    # (a background job of a non-interactive shell inherits SIGINT ignored, and so would the child)
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, start_new_session=True,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     # jobs of 100 s each: the interrupt lands mid-run however slowly the engine starts
     deadline = time.time() + 180
     while time.time() < deadline and len(list((tmp_path / "records").glob("*.json"))) < 4:
