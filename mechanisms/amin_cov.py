@@ -84,7 +84,7 @@ from ._base import (
     check_k,
 )
 from .calibration import ppca_concentration
-from .linalg import null_space_basis
+from .linalg import canonical_rows, null_space_basis
 from .ppca_iterative import sample_iterative_eigenvectors
 
 __all__ = [
@@ -171,10 +171,8 @@ def _canonical_second_moment(X: np.ndarray, *, cache: bool = False) -> np.ndarra
 
 
 def _canonical_product(X: np.ndarray) -> np.ndarray:
-    X = np.ascontiguousarray(X)
-    keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
-    Xs = X[np.argsort(keys, kind="stable")]
-    A = Xs.T @ Xs / X.shape[0]
+    Xs = canonical_rows(X)
+    A = Xs.T @ Xs / Xs.shape[0]
     return (A + A.T) / 2
 
 

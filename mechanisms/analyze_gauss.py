@@ -42,7 +42,7 @@ from .calibration import (
     analyze_gauss_noise_scale_tight,
     check_calibration,
 )
-from .linalg import fix_signs, symmetric_gaussian, top_k_eigenvectors
+from .linalg import canonical_rows, fix_signs, symmetric_gaussian, top_k_eigenvectors
 
 SENSITIVITY = {"add-remove-one-row": 1.0, "replace-one-row": math.sqrt(2.0)}
 
@@ -266,7 +266,5 @@ def analyze_gauss(
 
 def _second_moment_sum_in_byte_order(X: np.ndarray) -> np.ndarray:
     """XᵀX summed over the rows sorted by their bytes: the same bits for any order of the rows."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
-    Xs = X[np.argsort(keys, kind="stable")]
+    Xs = canonical_rows(X)
     return Xs.T @ Xs

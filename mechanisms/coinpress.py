@@ -34,8 +34,8 @@ import numpy as np
 
 from ._base import MechanismOutput, PrivacyGuarantee, PrivacyInputError, check_data, check_k
 from .calibration import outer_product_sensitivity, zcdp_budget
-from .dong_cov import _wigner_spectral_bound, canonical_rows
-from .linalg import symmetric_gaussian, top_k_eigenvectors
+from .dong_cov import _wigner_spectral_bound
+from .linalg import canonical_rows, symmetric_gaussian, top_k_eigenvectors
 
 RELATION = "replace-one-row"
 PAPER = 'Biswas, Dong, Kamath & Ullman, "CoinPress", NeurIPS 2020'

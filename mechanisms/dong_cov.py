@@ -48,7 +48,7 @@ from ._base import (
     check_k,
 )
 from .calibration import outer_product_sensitivity, zcdp_budget
-from .linalg import symmetric_gaussian, top_k_eigenvectors
+from .linalg import canonical_rows, symmetric_gaussian, top_k_eigenvectors
 
 RELATION = "replace-one-row"
 
@@ -98,14 +98,6 @@ def svt_threshold_scale(epsilon: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # shared steps
 # ---------------------------------------------------------------------------------------------
-
-
-def canonical_rows(X: np.ndarray) -> np.ndarray:
-    """The rows of ``X`` sorted by their bytes: every later sum runs in one order whatever the
-    order of the input, so the output is bit for bit independent of row order."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    key = X.view(np.dtype((np.void, X.shape[1] * X.itemsize))).ravel()
-    return X[np.argsort(key, kind="stable")]
 
 
 def _second_moment(X: np.ndarray) -> np.ndarray:
