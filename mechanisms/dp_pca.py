@@ -14,7 +14,8 @@ estimation): their algorithm and line numbers are not the paper's, and none is c
 Their privacy is proved here, for every input, and holds whatever the paper's constants are;
 docs/dp_pca.md says what is and is not known to match the paper.
 
-**The algorithm** (one pass, minibatches of B rows; ``_oja_pass``):
+**The algorithm** (one pass, minibatches of B rows; :func:`private_oja` with one round, whose
+minibatch loop :func:`_oja_pass` k-DP-PCA shares):
 
 1. the rows are put in a uniformly random order drawn from ``rng`` (``shuffle=True``, default) or
    kept in the given order (``shuffle=False``); the first T·B rows form T disjoint minibatches, the
@@ -92,6 +93,7 @@ from ._base import (
     check_k,
 )
 from .calibration import zcdp_budget
+from .linalg import orthonormalize
 
 RELATION = "replace-one-row"
 PAPER = 'Liu, Kong, Jain & Oh, "DP-PCA: statistically optimal and differentially private PCA", NeurIPS 2022'
@@ -356,6 +358,119 @@ def mechanism_scales(module_globals: dict[str, Any]) -> dict[str, Callable]:
     }
 
 
+def private_oja(
+    X: np.ndarray,
+    rounds: int,
+    rho: float,
+    rng: np.random.Generator,
+    *,
+    batch_size: int | None,
+    iterations: int | None,
+    shuffle: bool,
+    scales: dict[str, Callable] | None = None,
+    return_trace: bool = False,
+) -> dict[str, Any]:
+    """The whole run of DP-PCA (``rounds = 1``) or k-DP-PCA (``rounds = k``): row order, minibatch
+    plan, and one private Oja pass per round on its own part of the rows, each deflated against the
+    directions released before it.
+
+    The rows are read in the order ``rng.permutation(n)`` (``shuffle=True``; the generator's first
+    draw) or as given, split into ``rounds`` consecutive parts of n // rounds rows, and round j runs
+    :func:`_oja_pass` on the first T·B rows of part j.  Round j > 1 replaces every row x by P x with
+    P = I − U Uᵀ, U the orthonormal basis of the directions of rounds 1..j−1 (a function of earlier
+    releases only), starts from P w₀ and outputs P w_T; round 1 projects nothing.  Every row is read
+    in at most one minibatch, so the run is ρ-zCDP by parallel composition (module docstring).
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n, d)
+        Rows of L2 norm at most 1 (checked by the caller).
+    rounds : int
+        Number of deflation rounds (1 for DP-PCA, k for k-DP-PCA).
+    rho : float
+        ρ of every minibatch's private mean (= of the whole run).
+    rng : numpy.random.Generator
+        Source of the row order, the starting vectors and all noise, drawn in that order per round.
+    batch_size, iterations : int or None
+        B and T per round (:func:`plan_batches` on n // rounds rows).
+    shuffle : bool
+        Whether to read the rows in a random order.
+    scales : dict, optional
+        The noise-scale functions (:func:`mechanism_scales` of the calling module).
+    return_trace : bool, default False
+        Keep every private minibatch mean ĝ_t in ``log["trace"]``.
+
+    Returns
+    -------
+    dict
+        ``outputs`` (list of the rounds' unit vectors w, as each round releases it), ``basis``
+        (d × rounds, orthonormal: the deflation basis after the last round), ``log`` (the
+        per-minibatch lists of :func:`_oja_pass`, concatenated over rounds), ``batch_size`` (B),
+        ``iterations`` (T) and ``return_trace``.
+    """
+    n, d = X.shape
+    part = n // rounds
+    B, T = plan_batches(part, batch_size, iterations)
+    order = process_order(n, shuffle, rng)
+    Xs = X if order is None else X[order]
+    U = np.zeros((d, 0))
+    outputs: list[np.ndarray] = []
+    logs: dict[str, list] = {}
+    for j in range(rounds):
+        P = None if j == 0 else np.eye(d) - U @ U.T
+        w0 = rng.standard_normal(d)
+        if P is not None:
+            w0 = P @ w0
+        w0 /= np.linalg.norm(w0)
+        rows = Xs[j * part : j * part + T * B]
+        w, log = _oja_pass(
+            rows, w0, B, T, rho, rng, project=P, scales=scales, return_trace=return_trace
+        )
+        if P is not None:
+            w = P @ w
+            nw = float(np.linalg.norm(w))
+            if not (nw > 0 and math.isfinite(nw)):  # pragma: no cover - measure zero
+                w = w0
+        outputs.append(w)
+        U = orthonormalize(np.column_stack([U, w / np.linalg.norm(w)]))
+        for key, val in log.items():
+            logs.setdefault(key, []).extend(val)
+    return {
+        "outputs": outputs,
+        "basis": U,
+        "log": logs,
+        "batch_size": B,
+        "iterations": T,
+        "return_trace": return_trace,
+    }
+
+
+def run_release(run: dict[str, Any], rho: float, shuffle: bool, **extra: Any) -> dict[str, Any]:
+    """The ``release`` of a :func:`private_oja` run (module docstring): B, T, the samples read, ρ,
+    the budget split, per minibatch τ_t, R_t, σ_m and η_t, σ_c, ``shuffle``; with a trace, every
+    ĝ_t.  ``extra`` (k-DP-PCA's ``rounds``) follows ``status``."""
+    log = run["log"]
+    B, T = run["batch_size"], run["iterations"]
+    release: dict[str, Any] = {
+        "status": "ok",
+        **extra,
+        "batch_size": B,
+        "iterations": T,
+        "samples_used": len(run["outputs"]) * T * B,
+        "rho": rho,
+        "budget_split": list(BUDGET_SPLIT),
+        "range_scale_per_iteration": log["tau"],
+        "clip_radius_per_iteration": log["radius"],
+        "noise_std_per_iteration": log["sigma_m"],
+        "center_noise_std": log["sigma_c"][0],
+        "step_sizes": log["eta"],
+        "shuffle": shuffle,
+    }
+    if run["return_trace"]:
+        release["trace"] = log["trace"]
+    return release
+
+
 def dp_pca(
     X: Any,
     k: int,
@@ -422,13 +537,16 @@ def dp_pca(
     shuffle = check_flag(shuffle, "shuffle")
     check_delta(delta)
     rho_run, eps, dl = zcdp_budget(epsilon, delta, rho)
-    B, T = plan_batches(n, batch_size, iterations)
-    order = process_order(n, shuffle, rng)
-    Xs = X if order is None else X[order]
-    w0 = rng.standard_normal(d)
-    w0 /= np.linalg.norm(w0)
-    w, log = _oja_pass(
-        Xs, w0, B, T, rho_run, rng, scales=mechanism_scales(globals()), return_trace=return_trace
+    run = private_oja(
+        X,
+        1,
+        rho_run,
+        rng,
+        batch_size=batch_size,
+        iterations=iterations,
+        shuffle=shuffle,
+        scales=mechanism_scales(globals()),
+        return_trace=return_trace,
     )
     guarantee = PrivacyGuarantee(
         eps,
@@ -443,25 +561,13 @@ def dp_pca(
         ),
         rho=rho_run,
     )
-    release: dict[str, Any] = {
-        "status": "ok",
-        "batch_size": B,
-        "iterations": T,
-        "samples_used": B * T,
-        "rho": rho_run,
-        "budget_split": list(BUDGET_SPLIT),
-        "range_scale_per_iteration": log["tau"],
-        "clip_radius_per_iteration": log["radius"],
-        "noise_std_per_iteration": log["sigma_m"],
-        "center_noise_std": log["sigma_c"][0],
-        "step_sizes": log["eta"],
-        "shuffle": shuffle,
-    }
-    if return_trace:
-        release["trace"] = log["trace"]
     return MechanismOutput(
-        components=w.reshape(d, 1),
+        components=run["outputs"][0].reshape(d, 1),
         guarantee=guarantee,
-        release=release,
-        diagnostics={"n_clipped": n_clipped, "n_gradients_clipped": log["n_clipped"], "n": n},
+        release=run_release(run, rho_run, shuffle),
+        diagnostics={
+            "n_clipped": n_clipped,
+            "n_gradients_clipped": run["log"]["n_clipped"],
+            "n": n,
+        },
     )

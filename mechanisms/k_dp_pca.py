@@ -7,11 +7,12 @@ already found (deflation).
 written.  It states: stochastic k-PCA of i.i.d. matrices A_i with common mean Σ, DP for each
 A_i, an iterative algorithm extending DP-PCA (Liu et al. 2022) from k = 1 to any k with adaptive
 noise, matching DP-PCA's utility for k = 1.  This module implements that description for
-A_i = x_i x_iᵀ: round j runs :func:`mechanisms.dp_pca._oja_pass` (the private minibatch Oja
-with the adaptive private mean of :mod:`mechanisms.dp_pca`) on the j-th of k disjoint parts of
-the rows, each row x replaced by P_{j−1} x with P_{j−1} = I − U_{j−1}U_{j−1}ᵀ the projector onto
-the complement of the directions u_1..u_{j−1} already released; u_j is the round's output,
-projected and normalised.  The paper's own algorithm box, its constants and its accounting could
+A_i = x_i x_iᵀ: :func:`mechanisms.dp_pca.private_oja` with k rounds (DP-PCA is the same run with
+one round).  Round j is the private minibatch Oja pass of :mod:`mechanisms.dp_pca` (with its
+adaptive private mean) on the j-th of k disjoint parts of the rows, each row x replaced by
+P_{j−1} x with P_{j−1} = I − U_{j−1}U_{j−1}ᵀ the projector onto the complement of the directions
+u_1..u_{j−1} already released (round 1 projects nothing); u_j is the round's output, projected,
+normalised and orthonormalised against U_{j−1}.  The paper's own algorithm box, its constants and its accounting could
 not be checked against this: docs/dp_pca.md says so.
 
 **Privacy (replace-one-row, every input with rows in the unit ball).**  The rows are put in a
@@ -30,7 +31,6 @@ the k rounds (``rounds`` = k, ``iterations`` = T per round, ``samples_used`` = k
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -45,16 +45,13 @@ from ._base import (
 )
 from .calibration import zcdp_budget
 from .dp_pca import (  # noqa: F401  (the noise-scale names are looked up here at call time)
-    BUDGET_SPLIT,
-    _oja_pass,
     center_noise_scale,
     mean_noise_scale,
     mechanism_scales,
-    plan_batches,
-    process_order,
+    private_oja,
     range_laplace_scale,
+    run_release,
 )
-from .linalg import orthonormalize
 
 RELATION = "replace-one-row"
 PAPER = (
@@ -123,29 +120,17 @@ def k_dp_pca(
     shuffle = check_flag(shuffle, "shuffle")
     check_delta(delta)
     rho_run, eps, dl = zcdp_budget(epsilon, delta, rho)
-    part = n // k
-    B, T = plan_batches(part, batch_size, iterations)
-    order = process_order(n, shuffle, rng)
-    Xs = X if order is None else X[order]
-    scales = mechanism_scales(globals())
-    U = np.zeros((d, 0))
-    logs: dict[str, list] = {}
-    for j in range(k):
-        P = np.eye(d) - U @ U.T
-        w0 = P @ rng.standard_normal(d)
-        w0 /= np.linalg.norm(w0)
-        rows = Xs[j * part : j * part + T * B]
-        w, log = _oja_pass(
-            rows, w0, B, T, rho_run, rng, project=P, scales=scales, return_trace=return_trace
-        )
-        w = P @ w
-        nw = float(np.linalg.norm(w))
-        if not (nw > 0 and math.isfinite(nw)):  # pragma: no cover - measure zero
-            w = w0
-        U = np.column_stack([U, w / np.linalg.norm(w)])
-        U = orthonormalize(U)
-        for key, val in log.items():
-            logs.setdefault(key, []).extend(val)
+    run = private_oja(
+        X,
+        k,
+        rho_run,
+        rng,
+        batch_size=batch_size,
+        iterations=iterations,
+        shuffle=shuffle,
+        scales=mechanism_scales(globals()),
+        return_trace=return_trace,
+    )
     guarantee = PrivacyGuarantee(
         eps,
         dl,
@@ -159,26 +144,13 @@ def k_dp_pca(
         ),
         rho=rho_run,
     )
-    release: dict[str, Any] = {
-        "status": "ok",
-        "rounds": k,
-        "batch_size": B,
-        "iterations": T,
-        "samples_used": k * T * B,
-        "rho": rho_run,
-        "budget_split": list(BUDGET_SPLIT),
-        "range_scale_per_iteration": logs["tau"],
-        "clip_radius_per_iteration": logs["radius"],
-        "noise_std_per_iteration": logs["sigma_m"],
-        "center_noise_std": logs["sigma_c"][0],
-        "step_sizes": logs["eta"],
-        "shuffle": shuffle,
-    }
-    if return_trace:
-        release["trace"] = logs["trace"]
     return MechanismOutput(
-        components=U,
+        components=run["basis"],
         guarantee=guarantee,
-        release=release,
-        diagnostics={"n_clipped": n_clipped, "n_gradients_clipped": logs["n_clipped"], "n": n},
+        release=run_release(run, rho_run, shuffle, rounds=k),
+        diagnostics={
+            "n_clipped": n_clipped,
+            "n_gradients_clipped": run["log"]["n_clipped"],
+            "n": n,
+        },
     )

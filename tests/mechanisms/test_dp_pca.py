@@ -246,6 +246,19 @@ def test_shuffle_reads_the_rows_in_the_rngs_first_permutation(fn, k):
     assert np.array_equal(a.components, b.components)
 
 
+def test_k_dp_pca_with_one_round_is_dp_pca():
+    """Both mechanisms run the one pass of mechanisms.dp_pca.private_oja: with k = 1, k-DP-PCA reads
+    the same rows, draws the same noise and releases the same per-minibatch values as DP-PCA; its
+    output is DP-PCA's w orthonormalised (the same unit vector up to its sign and rounding)."""
+    X = _unit_rows(500, 7, np.random.default_rng(21))
+    kw = dict(epsilon=1.0, delta=1e-5, return_trace=True)
+    a = dp_pca(X, 1, rng=np.random.default_rng(22), **kw)
+    b = k_dp_pca(X, 1, rng=np.random.default_rng(22), **kw)
+    assert b.release.pop("rounds") == 1
+    assert repr(a.release) == repr(b.release)
+    assert abs(float(a.components[:, 0] @ b.components[:, 0])) == pytest.approx(1.0, abs=1e-12)
+
+
 def test_unshuffled_run_reads_the_rows_in_order_and_not_the_rest():
     """shuffle=False: a single pass in the given order; the rows after T·B are never read."""
     X = _unit_rows(103, 4, np.random.default_rng(13))
