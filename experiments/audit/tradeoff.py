@@ -216,7 +216,12 @@ def tradeoff_audit(
     ``gdp_mu_lower``, ``gdp_epsilon_lower`` (bounds, see the module docstring), the threshold, the
     counts and ``single_event_epsilon_lower``.  ``model_mu``: the statistic is known to be
     N(±μ²/2, μ²) under D / D′ (the white-box likelihood-ratio statistic); the threshold is then fixed
-    by :func:`model_gdp_threshold` before the runs and every run certifies."""
+    by :func:`model_gdp_threshold` before the runs and every run certifies.
+
+    ``gdp_epsilon_reading`` says what ``gdp_epsilon_lower`` is: ``"bound"`` with ``model_mu`` (the
+    statistic's law is Gaussian, so its trade-off curve is G_μ and ε_{μ_lower}(δ) lower-bounds ε at δ
+    with the stated confidence), ``"estimate"`` otherwise (ε_{μ_lower}(δ) assumes a Gaussian curve;
+    ``gdp_mu_lower`` and ``single_event_epsilon_lower`` remain bounds)."""
     s1, s0 = np.asarray(s1, float), np.asarray(s0, float)
     if model_mu is not None and model_mu > 0:
         fit = fit_gdp(s1, s0)
@@ -230,6 +235,7 @@ def tradeoff_audit(
             "gdp_threshold": t,
             "gdp_tail": "upper",
             "gdp_threshold_from": "model",
+            "gdp_epsilon_reading": "bound",
             **count_gdp(s1, s0, t, delta, confidence),
         }
     if fresh is None:
@@ -249,6 +255,7 @@ def tradeoff_audit(
         "gdp_epsilon_fit": gdp_epsilon(fit["mu"], delta),
         "gdp_fit_max_deviation": fit["max_deviation"],
         "gdp_threshold_from": "calibration split",
+        "gdp_epsilon_reading": "estimate",
         **cert,
     }
 
