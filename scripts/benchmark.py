@@ -6,6 +6,7 @@
     scripts/benchmark.py plan paper --engine slurm --cluster-jobs 4 --cores 16 ...
     scripts/benchmark.py curate STORE                  # merge STORE's records into results/benchmark/
     scripts/benchmark.py draw                          # redraw results/benchmark/ from its summary alone
+    scripts/benchmark.py costs paper                   # measure CPU-s per release -> experiments/bench/costs.json
 
 ``plan`` takes ``--mechanisms``, ``--datasets``, ``--epsilons`` (comma-separated) and ``--block``
 (trials per job).  ``curate`` compacts the store's benchmark records into
@@ -33,6 +34,8 @@ def _plan(a) -> int:
     def split(text):
         return tuple(x for x in text.split(",") if x) if text else None
 
+    from experiments.bench.costs import estimate_jobs
+
     eps = split(a.epsilons)
     jobs = build_benchmark_plan(
         a.scale,
@@ -41,6 +44,12 @@ def _plan(a) -> int:
         epsilons=None if eps is None else tuple(float(e) for e in eps),
         block=a.block,
     )
+    from omegaconf import OmegaConf
+
+    grid = OmegaConf.load(REPO / "conf" / "experiment" / "benchmark.yaml").experiment.grids
+    acc = int(grid[a.scale].get("accuracy_trials", 0) or 0) if a.scale in grid else 0
+    # priced by the measured table, experiments/bench/costs.json
+    jobs = estimate_jobs(jobs, accuracy_trials=acc)
     if a.dry_run:
         print(f"benchmark plan of scale {a.scale}")
         print(describe(jobs))
@@ -90,6 +99,77 @@ def _curate(a) -> int:
     return _draw(a)
 
 
+def _job_startup(repeats: int = 3) -> float:
+    """Median CPU-s (with its children) of a benchmark process that makes no release."""
+    import os
+    import statistics
+    import subprocess
+    import tempfile
+
+    times = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = os.times()
+            subprocess.run(
+                [sys.executable, str(REPO / "run.py"), "experiment=benchmark", "quiet=true",
+                 "experiment.mechanisms=[random]", "experiment.datasets=[gaussian10]",
+                 "experiment.epsilons=[1.0]", "experiment.trial_range=[0,0]",
+                 f"results_dir={tmp}"],
+                check=True, capture_output=True, cwd=REPO,
+            )  # fmt: skip
+            t1 = os.times()
+        times.append(
+            (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
+        )
+    return statistics.median(times)
+
+
+def _costs(a) -> int:
+    """Measure the cost table (experiments/bench/costs.py), one data set at a time, written after
+    each (a data set already in the file is kept: delete the file to measure afresh)."""
+    from omegaconf import OmegaConf
+
+    from experiments.bench import costs
+    from experiments.bench.datasets import expand
+
+    conf = OmegaConf.load(REPO / "conf" / "experiment" / "benchmark.yaml").experiment
+    g = conf.grids[a.scale]
+    chains = int(OmegaConf.load(REPO / "conf" / "scale" / f"{a.scale}.yaml").ppca_chains)
+    mechs = a.mechanisms.split(",") if a.mechanisms else list(g.mechanisms)
+    names = a.datasets.split(",") if a.datasets else [x for x in g.datasets if x != "spiked"]
+    cells = expand(names, (), ())
+    if not a.datasets:  # the spiked model at the fit's points
+        cells += expand(["spiked"], tuple(a.spiked_dims), tuple(a.spiked_ns))
+    limits = {m: float(v) for m, v in (g.get("limits") or {}).items()}
+    table = costs.load(a.out) if a.out.exists() else {}
+    table.setdefault("cells", {})
+    table.update(
+        command=f"scripts/benchmark.py costs {a.scale}",
+        scale=a.scale,
+        epsilon=costs.TIMING_EPSILON,
+        delta=float(conf.delta),
+        ppca_iterations=int(g.ppca_iterations),
+        ppca_chains=chains,
+        unit="CPU seconds (one BLAS thread): fixed per job, release per trial",
+    )
+    if "job_startup" not in table or a.again:
+        table["job_startup"] = _job_startup()
+        print(f"job start-up: {table['job_startup']:.2f} CPU-s")
+    for cell in cells:
+        if cell.name in table["cells"] and not a.again:
+            continue
+        got = costs.measure(
+            mechs, [cell], delta=float(conf.delta), ppca_iterations=int(g.ppca_iterations),
+            ppca_chains=chains, limits=limits, repeats=a.repeats,
+        )  # fmt: skip
+        table["cells"].update(got["cells"])
+        table["spiked_fits"] = costs.spiked_fits(table["cells"])
+        costs.write(table, a.out)
+    total = sum(r.get("fixed", 0) for r in table["cells"].values())
+    print(f"{len(table['cells'])} data sets in {a.out} ({total:,.0f} CPU-s of fixed costs)")
+    return 0
+
+
 def _draw(a) -> int:
     from experiments.bench.figures import draw
 
@@ -122,8 +202,17 @@ def main(argv=None) -> int:
     cu.add_argument("--out", type=Path, default=OUT)
     dr = sub.add_parser("draw", help="redraw results/benchmark from its summary alone")
     dr.add_argument("--out", type=Path, default=OUT)
+    co = sub.add_parser("costs", help="measure CPU-s per release -> experiments/bench/costs.json")
+    co.add_argument("scale", help="the grid whose mechanisms, data sets and limits are timed")
+    co.add_argument("--mechanisms", default=None)
+    co.add_argument("--datasets", default=None, help="default: the grid's, and the spiked points")
+    co.add_argument("--spiked-dims", type=int, nargs="+", default=[50, 200, 1000])
+    co.add_argument("--spiked-ns", type=int, nargs="+", default=[1000, 5000])
+    co.add_argument("--repeats", type=int, default=3)
+    co.add_argument("--again", action="store_true", help="re-measure data sets already in the file")
+    co.add_argument("--out", type=Path, default=REPO / "experiments" / "bench" / "costs.json")
     a = p.parse_args(argv)
-    return {"plan": _plan, "curate": _curate, "draw": _draw}[a.command](a)
+    return {"plan": _plan, "curate": _curate, "draw": _draw, "costs": _costs}[a.command](a)
 
 
 if __name__ == "__main__":

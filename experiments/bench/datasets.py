@@ -11,6 +11,14 @@
   k = 2 spikes of 1.0, noise σ = 0.01, a Haar-random subspace), rows clipped onto the unit ball one
   by one (``row_scaling="clip"``: x / max(1, ‖x‖), a public map); drawn from the stream
   ``[0, d, n]``.  ``spiked`` alone means every (d, n) of the scale's grid.
+* ``spiked-d<d>-n<n>-k<k>``: the same model with k spikes and the benchmark's k = k, drawn from the
+  stream ``[0, d, n, k]``; ``k1`` is where the k = 1 mechanisms (``dp_pca``) enter.
+* ``kddcup-table2`` and ``kddcup-table2-r<rows>``: Table 2's protocol (JMLR 2013 section 6.4;
+  :func:`experiments.runs.classifiers.classification_split`, seed 0, permutation 0): the database is
+  the hold-out half of kddcup's permutation (``-r<rows>``: of its first ``rows`` rows, the
+  protocol's ``max_rows``), k = 4; the other half's training and test rows, with the label
+  ``normal.`` as the positive class, come along (``Dataset.table2``) for the classification
+  accuracy (:mod:`experiments.bench.accuracy`).  They are never part of the database.
 """
 
 from __future__ import annotations
@@ -21,15 +29,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from experiments.data.uci import DATASETS as UCI
-from experiments.data.uci import PAPER_K, Dataset
+from experiments.data.uci import PAPER_K, PAPER_TABLE1, Dataset
 
 #: the k of each non-UCI data set (module docstring)
 K = {"gaussian10": 2, "digits": 5, "spiked": 2}
+#: the Table 2 cells' seed and permutation (classification_split's), and their source data set
+TABLE2_SEED, TABLE2_PERMUTATION, TABLE2_SOURCE = 0, 0, "kddcup"
+TABLE2 = re.compile(r"kddcup-table2(?:-r(\d+))?$")
 #: the public bound on a digits row's L2 norm: 16 (largest pixel value) x sqrt(64)
 DIGITS_ROW_BOUND = 128.0
-SPIKED = re.compile(r"spiked-d(\d+)-n(\d+)$")
+SPIKED = re.compile(r"spiked-d(\d+)-n(\d+)(?:-k(\d+))?$")
 #: every data-set name the benchmark knows (``spiked`` expands to its grid)
-NAMES = (*UCI, "gaussian10", "digits", "spiked")
+NAMES = (
+    *UCI,
+    "gaussian10",
+    "digits",
+    "spiked",
+    "spiked-d<d>-n<n>[-k<k>]",
+    "kddcup-table2[-r<rows>]",
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,18 @@ class Cell:
     k: int
     d: int | None = None
     n: int | None = None
+    rows: int | None = None  # a Table 2 cell: the permutation's first rows (None: all)
+
+
+@dataclass(frozen=True)
+class Table2Rows:
+    """The rows Table 2 classifies (never in the database): training and test rows, labels 0/1."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    positive: str
 
 
 def expand(names, spiked_dims, spiked_ns) -> list[Cell]:
@@ -48,9 +78,15 @@ def expand(names, spiked_dims, spiked_ns) -> list[Cell]:
     cells: list[Cell] = []
     for name in names:
         name = str(name)
-        m = SPIKED.match(name)
+        m, t2 = SPIKED.match(name), TABLE2.match(name)
         if m:
-            cells.append(Cell(name, "spiked", K["spiked"], int(m.group(1)), int(m.group(2))))
+            k = K["spiked"] if m.group(3) is None else int(m.group(3))
+            cells.append(Cell(name, "spiked", k, int(m.group(1)), int(m.group(2))))
+        elif t2:
+            rows = None if t2.group(1) is None else int(t2.group(1))
+            size = PAPER_TABLE1[TABLE2_SOURCE]  # the hold-out half of the permutation's rows
+            n = min(rows or size["n"], size["n"]) // 2
+            cells.append(Cell(name, "table2", PAPER_K[TABLE2_SOURCE], size["d"], n, rows))
         elif name == "spiked":
             for d in spiked_dims:
                 for n in spiked_ns:
@@ -69,7 +105,8 @@ def load(cell: Cell, data_dir: str | None = None) -> Dataset:
     if cell.family == "spiked":
         from experiments.data.synthetic import spiked
 
-        rng = np.random.default_rng([0, cell.d, cell.n])
+        stream = [0, cell.d, cell.n] if cell.k == K["spiked"] else [0, cell.d, cell.n, cell.k]
+        rng = np.random.default_rng(stream)
         ds = spiked(cell.n, cell.d, cell.k, spike=1.0, sigma=0.01, rng=rng, row_scaling="clip")
         ds.name = cell.name
         return ds
@@ -91,4 +128,29 @@ def load(cell: Cell, data_dir: str | None = None) -> Dataset:
         )
     from experiments.data.uci import load_dataset
 
+    if cell.family == "table2":
+        return _table2(cell, load_dataset(TABLE2_SOURCE, data_dir=data_dir, download=False))
     return load_dataset(cell.family, data_dir=data_dir, download=False)
+
+
+def _table2(cell: Cell, full: Dataset) -> Dataset:
+    """Table 2's permutation of ``full``: the hold-out half as the database, the rest attached."""
+    from experiments.runs.classifiers import classification_split
+    from experiments.runs.settings import POSITIVE_LABEL
+
+    positive = POSITIVE_LABEL[TABLE2_SOURCE]
+    hold, train, test = classification_split(full.n, TABLE2_SEED, TABLE2_PERMUTATION, cell.rows)
+    y = (np.asarray(full.y).astype(str) == positive).astype(int)
+    ds = Dataset(
+        name=cell.name,
+        X=np.ascontiguousarray(full.X[hold]),
+        y=None,
+        split=full.split,
+        feature_names=full.feature_names,
+        files=full.files,
+        preprocessing=f"{full.preprocessing}; Table 2 permutation {TABLE2_PERMUTATION} (seed "
+        f"{TABLE2_SEED}), its hold-out half",
+    )
+    rows = Table2Rows(full.X[train], y[train], full.X[test], y[test], positive)
+    object.__setattr__(ds, "table2", rows)
+    return ds

@@ -8,7 +8,13 @@ writes ``leaderboard.md`` and ``leaderboard.csv`` (the DuckDB leaderboard,
   set of axes, mean and 95% interval over the trials;
 * ``utility_vs_n_spiked_d<d>.png`` -- the same against n on the spiked model at ε = 1 (or the grid's
   ε nearest to it), one figure per d;
-* ``utility_vs_d_spiked.png`` -- against d at that ε and the largest n of the grid.
+* ``utility_vs_d_spiked.png`` -- against d at that ε and the largest n of the grid;
+* ``accuracy_vs_epsilon_<data set>.png`` -- Table 2's classification accuracy against ε on each
+  Table 2 cell, with the majority-label accuracy as a grey line;
+
+and ``accuracy.md`` / ``accuracy.csv``, the accuracy leaderboard
+(:func:`experiments.bench.summary.accuracy_leaderboard`).  A spiked cell with its own k
+(``spiked-d<d>-n<n>-k<k>``) is drawn against ε like the named data sets, not on the n and d axes.
 
 Line style says the tier: solid proven, dashed nominal (MCMC), dotted peer, thin grey the
 non-private reference.  Drawing the same summary again gives the same bytes (no date in the files).
@@ -61,7 +67,7 @@ def _style(mech: str, tier: str, mechanisms: list[str]) -> dict:
     )
 
 
-def _plot(ax, lb: pd.DataFrame, x: str, mechanisms: list[str]) -> None:
+def _plot(ax, lb: pd.DataFrame, x: str, mechanisms: list[str], y: str = "utility") -> None:
     for mech in [m for m in ORDER if m in set(lb.mechanism)] + sorted(
         set(lb.mechanism) - set(ORDER)
     ):
@@ -70,12 +76,15 @@ def _plot(ax, lb: pd.DataFrame, x: str, mechanisms: list[str]) -> None:
             continue
         st = _style(mech, str(g.tier.iloc[0]), mechanisms)
         xs = g[x].to_numpy(dtype=float)
-        ax.plot(xs, g.utility, **st)
+        ax.plot(xs, g[y], **st)
         ax.fill_between(
             xs, g.lo.clip(lower=-0.05), g.hi.clip(upper=1.05), color=st["color"], alpha=0.12, lw=0
         )
-    ax.set_ylabel("q_F / q_F(V_k)  (mean, 95% interval)")
-    ax.set_ylim(-0.05, 1.05)
+    if y == "utility":
+        ax.set_ylabel("q_F / q_F(V_k)  (mean, 95% interval)")
+        ax.set_ylim(-0.05, 1.05)
+    else:
+        ax.set_ylabel(f"{y}  (mean, 95% interval)")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
@@ -94,7 +103,7 @@ def draw(summary: Path, out: Path) -> list[Path]:
     figs = out / "figures"
     mechanisms = sorted(set(lb.mechanism))
     scale = ",".join(sorted(set(bench_summary.read_summary(summary)["scale"].dropna())))
-    spiked = lb[lb.dataset.str.startswith("spiked-")]
+    spiked = lb[lb.dataset.str.fullmatch(r"spiked-d\d+-n\d+")]
     for ds in sorted(set(lb.dataset) - set(spiked.dataset)):
         g = lb[lb.dataset == ds]
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
@@ -130,7 +139,63 @@ def draw(summary: Path, out: Path) -> list[Path]:
             ax.set_title(f"spiked model, n = {n_max:,}, ε = {eps:g}  [scale: {scale}]")
             written += save(fig, figs, "utility_vs_d_spiked", formats=("png",),
                             png_metadata={"Software": None})  # fmt: skip
+    acc = bench_summary.accuracy_leaderboard(summary)
+    if len(acc):
+        written.append(write_accuracy(acc, out))
+        for ds in sorted(set(acc.dataset)):
+            g = acc[acc.dataset == ds]
+            fig, ax = plt.subplots(figsize=(7.5, 4.2))
+            _plot(ax, g, "epsilon", mechanisms, y="accuracy")
+            m = g.groupby("epsilon")["majority_accuracy"].mean()
+            ax.plot(m.index, m.to_numpy(), color="0.3", lw=0.8, ls=":", label="majority label")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+            ax.set_xscale("log")
+            ax.set_xlabel("target ε (certified, replace-one-row; δ = 1e-6)")
+            r = g.iloc[0]
+            ax.set_title(
+                f"{ds}: Table 2 accuracy, n = {int(r.n):,}, k = {int(r.k)}  [scale: {scale}]"
+            )
+            written += save(fig, figs, f"accuracy_vs_epsilon_{ds}", formats=("png",),
+                            png_metadata={"Software": None})  # fmt: skip
     return written
+
+
+def write_accuracy(acc: pd.DataFrame, out: Path) -> Path:
+    """``accuracy.csv`` and ``accuracy.md``: Table 2's accuracy, one ranked table per cell and ε."""
+    cols = ["dataset", "n", "d", "k", "epsilon", "mechanism", "tier", "rank", "trials", "accuracy",
+            "lo", "hi", "majority_accuracy", "utility", "bottom_rate", "accuracy_seconds"]  # fmt: skip
+    acc[cols].to_csv(out / "accuracy.csv", index=False, float_format="%.6g")
+    lines = [
+        "# Benchmark: Table 2 classification accuracy",
+        "",
+        "Drawn from `summary.parquet` by `python -m experiments.bench.figures` (docs/benchmark.md).",
+        "The release (from the hold-out half of Table 2's permutation) projects the other half's",
+        "training and test rows; the linear C-SVC (libSVM's workflow, docs/table2_protocol.md) is",
+        "tuned and fitted on the training rows and scored on the test rows. Only the trials that",
+        "have an accuracy count (`trials`). Rank: proven releases only, overlapping 95% intervals",
+        "tie. `majority`: the majority-label accuracy (a ⊥ release scores it). `utility`:",
+        "q_F/q_F(V_k) of the same releases.",
+        "",
+    ]
+    for (ds, eps), g in acc.groupby(["dataset", "epsilon"], sort=True):
+        r = g.iloc[0]
+        lines += [
+            f"## {ds} (n = {int(r.n):,}, d = {int(r.d)}, k = {int(r.k)}), ε = {eps:g}, δ = 1e-6",
+            "",
+            "| rank | mechanism | tier | accuracy | 95% interval | majority | utility | ⊥ | trials |",
+            "|---:|---|---|---:|---|---:|---:|---:|---:|",
+        ]
+        for _, x in g.iterrows():
+            rank = "" if pd.isna(x["rank"]) else str(int(x["rank"]))
+            lines.append(
+                f"| {rank} | {x.mechanism} | {x.tier} | {_fmt(x.accuracy, 4)} | "
+                f"[{_fmt(x.lo, 4)}, {_fmt(x.hi, 4)}] | {_fmt(x.majority_accuracy, 4)} | "
+                f"{_fmt(x.utility)} | {_fmt(x.bottom_rate, 2)} | {int(x.trials)} |"
+            )
+        lines.append("")
+    path = out / "accuracy.md"
+    path.write_text("\n".join(lines))
+    return path
 
 
 def _fmt(v, digits=3) -> str:
@@ -143,7 +208,8 @@ def write_tables(lb: pd.DataFrame, refused: pd.DataFrame, out: Path) -> Path:
     """``leaderboard.csv``, ``refused.csv`` and ``leaderboard.md`` (one table per data set and ε)."""
     cols = ["dataset", "n", "d", "k", "epsilon", "mechanism", "tier", "rank", "trials", "utility",
             "lo", "hi", "subspace_error", "covariance_error", "seconds", "bottom_rate",
-            "certified_epsilon", "certified_delta", "native_relation", "rho"]  # fmt: skip
+            "certified_epsilon", "certified_delta", "native_relation", "rho", "accuracy_trials",
+            "accuracy"]  # fmt: skip
     lb[cols].to_csv(out / "leaderboard.csv", index=False, float_format="%.6g")
     refused.to_csv(out / "refused.csv", index=False)
     lines = [

@@ -9,7 +9,10 @@ run writes.
 
 Per release: q_F / q_F(V_k), ‖UUᵀ − V_kV_kᵀ‖_F (V_k: the data's top-k eigenvectors), for a
 mechanism that releases a covariance ‖Σ̂ − A‖_F / ‖A‖_F (A = XᵀX/n), and its seconds.  A ⊥ answer
-(no subspace) scores q_F = 0 and subspace error √(2k) (the largest).
+(no subspace) scores q_F = 0 and subspace error √(2k) (the largest).  On a Table 2 cell
+(``kddcup-table2[-r<rows>]``) the first ``accuracy_trials`` trials of each (mechanism, ε) also get
+Table 2's classification accuracy (:mod:`experiments.bench.accuracy`); the other trials leave it
+empty.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.bench import currency, datasets
+from experiments.bench import accuracy, currency, datasets
 from experiments.data.uci import DataUnavailableError
 from experiments.errors import UserError
 from experiments.paths import config_dir
@@ -68,6 +71,7 @@ class BenchmarkSettings:
     ppca_iterations: int
     limits: dict
     scale: str
+    accuracy_trials: int = 0
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> BenchmarkSettings:
@@ -85,6 +89,8 @@ class BenchmarkSettings:
             return g[key] if v is None else v
 
         trials = int(pick("trials"))
+        acc = e.get("accuracy_trials")
+        acc = g.get("accuracy_trials", 0) if acc is None else acc
         lo, hi = (0, trials) if e.get("trial_range") is None else map(int, e.trial_range)
         return cls(
             mechanisms=tuple(str(m) for m in pick("mechanisms")),
@@ -98,6 +104,7 @@ class BenchmarkSettings:
             ppca_iterations=int(pick("ppca_iterations")),
             limits={str(m): float(v) for m, v in (g.get("limits") or {}).items()},
             scale=str(cfg.scale.name),
+            accuracy_trials=int(acc or 0),
         )
 
     def cells(self) -> list[datasets.Cell]:
@@ -373,6 +380,8 @@ def run_benchmark(cfg: DictConfig) -> dict:
                         fields = release_fields(out, truth, cell.k, epsilon, s.delta, e.name)
                         rec = _record(cell, e, s, key, n, d, epsilon, provenance) | fields
                         rec.update(trial=trial, mechanism_stream=stream, seconds=seconds)
+                        if cell.family == "table2" and trial < s.accuracy_trials:
+                            rec.update(accuracy.table2_accuracy(out.components, ds.table2))
                         written += store.write(rec)[1]
                         ids.append(rid)
     result = {

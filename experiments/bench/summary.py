@@ -47,12 +47,17 @@ COLUMNS = (
     "subspace_error",
     "covariance_error",
     "seconds",
+    "accuracy",
+    "majority_accuracy",
+    "svm_C",
+    "accuracy_seconds",
     "scale",
 )
 _FLOAT = {
     "epsilon_target", "delta_target", "native_epsilon", "native_delta", "rho",
     "native_noise_scale", "certified_epsilon", "certified_delta", "q_F_normalised",
-    "subspace_error", "covariance_error", "seconds",
+    "subspace_error", "covariance_error", "seconds", "accuracy", "majority_accuracy", "svm_C",
+    "accuracy_seconds",
 }  # fmt: skip
 _INT = {"n", "d", "k"}
 
@@ -72,6 +77,10 @@ def records_frame(store_dir: Path) -> pd.DataFrame:
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
+    for c in COLUMNS:
+        if c not in df:  # a summary written before the column existed
+            df[c] = None
+    df = df[list(COLUMNS)]
     for c in COLUMNS:
         if c in _FLOAT:
             df[c] = pd.to_numeric(df[c].replace({"inf": np.inf}), errors="coerce").astype("float64")
@@ -137,7 +146,9 @@ WITH releases AS (
            any_value(certified_epsilon) AS certified_epsilon,
            max(certified_delta) AS certified_delta,
            any_value(native_relation) AS native_relation,
-           avg(rho) AS rho
+           avg(rho) AS rho,
+           count(accuracy) AS accuracy_trials,
+           avg(accuracy) AS accuracy
     FROM releases GROUP BY dataset, epsilon_target, mechanism
 ), intervals AS (
     SELECT c.*, c.utility - coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS lo,
@@ -151,6 +162,36 @@ SELECT a.*,
              AND b.lo > a.hi) END AS rank
 FROM intervals a
 ORDER BY a.dataset, a.epsilon, rank NULLS LAST, a.utility DESC, a.mechanism
+"""
+
+#: Table 2's classification accuracy (the releases that have one): per (data set, ε, mechanism) the
+#: mean test accuracy with its 95% t interval, ranked among the proven rows as the leaderboard is
+ACCURACY_SQL = """
+WITH cells AS (
+    SELECT dataset, any_value(n) AS n, any_value(d) AS d, any_value(k) AS k,
+           epsilon_target AS epsilon, mechanism,
+           CASE WHEN count(DISTINCT tier) = 1 THEN any_value(tier) ELSE 'mixed' END AS tier,
+           count(*) AS trials,
+           avg(accuracy) AS accuracy,
+           coalesce(stddev_samp(accuracy), 0) AS sd,
+           avg(majority_accuracy) AS majority_accuracy,
+           avg(q_F_normalised) AS utility,
+           avg(CASE WHEN status = 'bottom' THEN 1 ELSE 0 END) AS bottom_rate,
+           median(accuracy_seconds) AS accuracy_seconds
+    FROM read_parquet($summary) WHERE status <> 'refused' AND accuracy IS NOT NULL
+    GROUP BY dataset, epsilon_target, mechanism
+), intervals AS (
+    SELECT c.*, c.accuracy - coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS lo,
+           c.accuracy + coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS hi
+    FROM cells c LEFT JOIN t975 t ON t.df = c.trials - 1
+)
+SELECT a.*,
+       CASE WHEN a.tier = 'proven' THEN 1 + (
+           SELECT count(*) FROM intervals b
+           WHERE b.tier = 'proven' AND b.dataset = a.dataset AND b.epsilon = a.epsilon
+             AND b.lo > a.hi) END AS rank
+FROM intervals a
+ORDER BY a.dataset, a.epsilon, rank NULLS LAST, a.accuracy DESC, a.mechanism
 """
 
 #: refusals, per (data set, ε, mechanism), with their reasons
@@ -185,6 +226,11 @@ def query(sql: str, summary: Path) -> pd.DataFrame:
 def leaderboard(summary: Path) -> pd.DataFrame:
     """:data:`LEADERBOARD_SQL` over the summary at ``summary``."""
     return query(LEADERBOARD_SQL, summary)
+
+
+def accuracy_leaderboard(summary: Path) -> pd.DataFrame:
+    """:data:`ACCURACY_SQL` over the summary at ``summary`` (empty when no release has one)."""
+    return query(ACCURACY_SQL, summary)
 
 
 def refusals(summary: Path) -> pd.DataFrame:

@@ -1,0 +1,204 @@
+"""The benchmark's measured cost model (experiments/bench/costs.py), its k-suffixed spiked and Table 2
+cells (datasets.py) and Table 2's classification accuracy as a metric (accuracy.py, summary.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.bench import costs, datasets
+from experiments.bench.accuracy import table2_accuracy
+from experiments.bench.datasets import Table2Rows
+
+REPO = Path(__file__).resolve().parents[3]
+DATA_DIR = os.environ.get("PRIVPCA_DATA_DIR")
+
+
+def test_the_power_law_fit_recovers_exact_exponents():
+    """Points drawn exactly from s = 3e-7 n^1.1 d^1.9: least squares in logs recovers a, b, c to
+    rounding (1e-9 relative); two points are too few for three parameters."""
+    pts = [(n, d, 3e-7 * n**1.1 * d**1.9) for n in (200, 1000, 5000) for d in (50, 200, 1000)]
+    fit = costs.fit_power_law(pts)
+    assert fit["b"] == pytest.approx(1.1, rel=1e-9) and fit["c"] == pytest.approx(1.9, rel=1e-9)
+    assert fit["a"] == pytest.approx(3e-7, rel=1e-7)
+    assert costs.power_law(fit, 25000, 1000) == pytest.approx(3e-7 * 25000**1.1 * 1000**1.9)
+    assert costs.fit_power_law(pts[:2]) is None
+    # one distinct n: the n exponent is 0, d's is still fitted
+    one_n = [(1000, d, 2.0 * d**2) for d in (10, 100, 1000)]
+    f = costs.fit_power_law(one_n)
+    assert f["b"] == 0.0 and f["c"] == pytest.approx(2.0, rel=1e-9)
+
+
+def _job(name):
+    from experiments.plan.plan import Job
+
+    return Job(name, "benchmark", (), f"benchmark/{name.split('/')[2]}", 0.0)
+
+
+def test_jobs_are_priced_by_the_measured_table():
+    """startup + the cell's fixed CPU-s + trials x release (+ the accuracy of trials below
+    accuracy_trials on a Table 2 cell); an unmeasured spiked cell by its mechanism's power law;
+    nothing measured: the default."""
+    fit = {"a": 1e-6, "b": 1.0, "c": 1.0, "points": 4}
+    table = {
+        "job_startup": 2.0,
+        "cells": {
+            "kddcup": {
+                "n": 494021,
+                "d": 116,
+                "k": 4,
+                "fixed": 3.0,
+                "release": {"gauss_cov": {"seconds": 1.5, "releases": 3}},
+            },
+            "kddcup-table2": {
+                "n": 247010,
+                "d": 116,
+                "k": 4,
+                "fixed": 2.0,
+                "release": {"pca": {"seconds": 0.5, "accuracy": 40.0}},
+            },
+        },  # fmt: skip
+        "spiked_fits": {"mod_sulq": fit, "(fixed)": {"a": 1e-5, "b": 1.0, "c": 0.0}},
+    }
+    jobs = [
+        _job("benchmark/kddcup/gauss_cov/eps1/t0-20"),
+        _job("benchmark/kddcup-table2/pca/eps1/t0-10"),
+        _job("benchmark/kddcup-table2/pca/eps1/t10-20"),
+        _job("benchmark/spiked-d200-n25000/mod_sulq/eps1/t5-10"),
+        _job("benchmark/kddcup/ppca/eps1/t0-20"),
+        _job("benchmark/spiked-d200-n5000-k1/dp_pca/eps1/t0-20"),  # k = 1: not on the k = 2 law
+    ]
+    got = [j.cost for j in costs.estimate_jobs(jobs, table, accuracy_trials=5, unmeasured=60.0)]
+    assert got[0] == pytest.approx(2.0 + 3.0 + 20 * 1.5)
+    assert got[1] == pytest.approx(2.0 + 2.0 + 10 * 0.5 + 5 * 40.0)
+    assert got[2] == pytest.approx(2.0 + 2.0 + 10 * 0.5)  # no trial below 5
+    assert got[3] == pytest.approx(2.0 + 1e-5 * 25000 + 5 * 1e-6 * 25000 * 200)
+    assert got[4] == 60.0 and got[5] == 60.0
+
+
+def test_the_committed_cost_table_prices_every_job_of_the_full_scale():
+    """Every job of the full scale's plan has a measured (or fitted) price, none the default."""
+    from experiments.plan.plan import build_benchmark_plan
+
+    table = costs.load()
+    if not table:
+        pytest.skip("no committed cost table")
+    jobs = build_benchmark_plan("paper", costs={})
+    unpriced = [j.name for j in costs.estimate_jobs(jobs, table, unmeasured=float("nan"))
+                if not np.isfinite(j.cost) and "localization" not in j.name]  # fmt: skip
+    assert unpriced == []
+
+
+def test_k_suffixed_spiked_cells_have_their_own_k_and_stream():
+    a, b = datasets.expand(["spiked-d50-n300", "spiked-d50-n300-k1"], (), ())
+    assert (a.k, b.k) == (2, 1) and (a.n, a.d) == (b.n, b.d) == (300, 50)
+    Xa, Xb = datasets.load(a).X, datasets.load(b).X
+    assert Xa.shape == Xb.shape == (300, 50) and not np.array_equal(Xa, Xb)
+    # the k = 2 cell keeps its stream [0, d, n]: the same rows as before k entered the name
+    from experiments.data.synthetic import spiked
+
+    ref = spiked(300, 50, 2, spike=1.0, sigma=0.01, rng=np.random.default_rng([0, 50, 300]),
+                 row_scaling="clip")  # fmt: skip
+    assert np.array_equal(Xa, ref.X)
+    assert np.all(np.linalg.norm(Xb, axis=1) <= 1 + 1e-12)
+
+
+def test_table2_cells_name_the_hold_out_half():
+    full, cut = datasets.expand(["kddcup-table2", "kddcup-table2-r4000"], (), ())
+    assert full.family == cut.family == "table2" and full.k == cut.k == 4
+    assert (full.n, full.d) == (494021 // 2, 116) and (cut.n, cut.rows) == (2000, 4000)
+    with pytest.raises(ValueError):
+        datasets.expand(["kddcup-table3"], (), ())
+
+
+@pytest.mark.skipif(not DATA_DIR, reason="PRIVPCA_DATA_DIR not set (kddcup's raw file)")
+def test_the_table2_database_excludes_the_classified_rows():
+    """The database is the hold-out half; the training and test rows are the other half's, in the
+    proportions of Table 2 (10% of the rest trains), and no row index is shared."""
+    from experiments.runs.classifiers import classification_split
+
+    cell = datasets.expand(["kddcup-table2-r4000"], (), ())[0]
+    ds = datasets.load(cell, DATA_DIR)
+    hold, train, test = classification_split(494021, 0, 0, 4000)
+    assert len(set(hold) | set(train) | set(test)) == 4000
+    assert ds.X.shape == (2000, 116) and ds.table2.X_train.shape == (200, 116)
+    assert ds.table2.X_test.shape == (1800, 116)
+    full = datasets.load(datasets.expand(["kddcup"], (), ())[0], DATA_DIR)
+    assert np.array_equal(ds.X, full.X[hold]) and np.array_equal(ds.table2.X_test, full.X[test])
+    y = (np.asarray(full.y).astype(str) == "normal.").astype(int)
+    assert np.array_equal(ds.table2.y_train, y[train])
+
+
+def _rows(seed=0, n_train=300, n_test=1000, d=6):
+    """Labels decided by the sign of coordinate 0 (with a margin), other coordinates noise."""
+    rng = np.random.default_rng(seed)
+
+    def draw(n):
+        X = rng.standard_normal((n, d)) * 0.2
+        y = (rng.random(n) < 0.3).astype(int)
+        X[:, 0] = np.where(y == 1, 0.5, -0.5) + 0.1 * rng.standard_normal(n)
+        return X, y
+
+    (a, b), (c, e) = draw(n_train), draw(n_test)
+    return Table2Rows(a, b, c, e, "1")
+
+
+def test_table2_accuracy_classifies_on_the_released_subspace():
+    """On the informative direction the linear C-SVC separates the classes (the margin is 5 noise
+    standard deviations: accuracy above 0.99); on a noise direction it can do no better than the
+    majority label (about 0.7) plus chance (below 0.8); ⊥ scores the majority-label accuracy."""
+    rows = _rows()
+    e = np.eye(6)
+    good = table2_accuracy(e[:, [0]], rows)
+    bad = table2_accuracy(e[:, [3, 4]], rows)
+    none = table2_accuracy(None, rows)
+    assert good["accuracy"] > 0.99 and good["svm_converged"]
+    assert bad["accuracy"] < 0.8
+    assert none["accuracy"] == none["majority_accuracy"] == pytest.approx(np.mean(rows.y_test == 0))
+
+
+def test_the_accuracy_leaderboard_ranks_only_releases_with_an_accuracy(tmp_path):
+    from experiments.bench.summary import COLUMNS, accuracy_leaderboard, leaderboard, write_summary
+
+    rows = []
+    accs = {"a": [0.97, 0.98, None], "b": [0.80, 0.81, None], "c": [0.5, 0.99, None]}
+    for m, vals in accs.items():
+        for t, v in enumerate(vals):
+            row = dict.fromkeys(COLUMNS)
+            row.update(record_id=f"{m}{t}", dataset="kddcup-table2", family="table2", n=10, d=3,
+                       k=1, mechanism=m, tier="proven", epsilon_target=1.0, delta_target=1e-6,
+                       trial=t, status="ok", q_F_normalised=0.5, seconds=0.1, accuracy=v,
+                       majority_accuracy=0.8, scale="t")  # fmt: skip
+            rows.append(row)
+    write_summary(pd.DataFrame(rows), tmp_path / "s.parquet")
+    acc = accuracy_leaderboard(tmp_path / "s.parquet").set_index("mechanism")
+    assert (acc.trials == 2).all()
+    assert acc.loc["a", "accuracy"] == pytest.approx(0.975)
+    assert acc.loc["a", "rank"] == 1 and acc.loc["c", "rank"] == 1 and acc.loc["b", "rank"] == 2
+    lb = leaderboard(tmp_path / "s.parquet").set_index("mechanism")
+    assert (lb.trials == 3).all() and (lb.accuracy_trials == 2).all()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA_DIR, reason="PRIVPCA_DATA_DIR not set (kddcup's raw file)")
+def test_the_benchmark_records_accuracy_for_its_first_trials(tmp_path):
+    """run.py on a small Table 2 cell: trial 0 has an accuracy (accuracy_trials=1), trial 1 none."""
+    cmd = [sys.executable, str(REPO / "run.py"), "experiment=benchmark", "scale=smoke",
+           f"results_dir={tmp_path}", "quiet=true", "experiment.mechanisms=[pca,mod_sulq]",
+           "experiment.datasets=[kddcup-table2-r4000]", "experiment.epsilons=[1.0]",
+           "experiment.trials=2", "experiment.accuracy_trials=1"]  # fmt: skip
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(p.read_text()) for p in (tmp_path / "records").glob("*.json")]
+    by = {(x["mechanism"], x["trial"]): x for x in recs if x.get("experiment") == "benchmark"}
+    assert set(by) == {("pca", 0), ("pca", 1), ("mod_sulq", 0), ("mod_sulq", 1)}
+    for m in ("pca", "mod_sulq"):
+        assert 0.5 < by[m, 0]["accuracy"] <= 1.0 and by[m, 0]["n"] == 2000
+        assert by[m, 1].get("accuracy") is None
