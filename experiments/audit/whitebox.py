@@ -22,6 +22,10 @@ documented ``return_trace`` of the noisy power method) is recorded.  The means m
 the same code run with its noise switched to zero (the wrapped noise call returns zeros).  For the
 sketch (Upadhyay 2014 / Blocki et al. 2012), Z = Φ[X; wI] has i.i.d. rows N(0, XᵀX + w²I): the test
 is S = ‖Zx‖² for the differing row x, S/v ~ χ²_r, and the exact profile is computed for that law.
+For DP-PCA and k-DP-PCA (Liu et al. 2022; Düngler & Sanyal 2025, mechanisms/dp_pca.py), the noisy
+statistic is the private mean ĝ of the minibatch that holds the differing row, Gaussian given its
+private centre and clipping radius; its means under D and D′ come from the mechanism run on the
+neighbour with the same seed (:class:`CoupledMeanLRT`, design :func:`oja_gradient_design`).
 
 Any statistic gives a valid bound (the event is chosen on a calibration split and certified on fresh
 trials); the model above only decides how tight it is.
@@ -119,6 +123,25 @@ class Release:
     mask: str  # "upper": symmetric noise, i.i.d. on the upper triangle; "full": i.i.d. entries
 
 
+@dataclass
+class MeanRelease:
+    """One private minibatch mean of DP-PCA (``mechanisms.dp_pca.private_mean``), as computed.
+
+    ĝ = c + (1/B) Σ_i Π_R(g_i − c) + N(0, σ² I): given the private centre c and the radius R (a
+    function of the released range τ), ĝ is Gaussian with a mean computed from the gradients g by
+    the clipping function the run used.  ``seed`` and ``source`` identify the run, so that the
+    gradients of the neighbouring dataset can be computed by a run coupled to it."""
+
+    Y: np.ndarray  # ĝ
+    g: np.ndarray  # the B gradients averaged
+    center: np.ndarray  # c
+    radius: float  # R
+    scale: float  # σ of the noise added to the clipped mean
+    clip: Callable  # the clipping function the run called (clip_around, or a variant's)
+    seed: int | None
+    source: np.ndarray | None
+
+
 class RecordingGenerator:
     """A ``numpy.random.Generator`` stand-in that records every ``normal`` draw (the noise-adding call
     of the power methods) and, in zero mode, returns its mean instead.  Everything else is delegated."""
@@ -147,6 +170,11 @@ class Recorder:
         self.orth_outputs: list[np.ndarray] = []
         self.initial: list[np.ndarray] = []
         self.lift: list[float] = []
+        self.centers: list[np.ndarray] = []
+        self.means: list[MeanRelease] = []
+        #: a coupled tap's run: the seed of its generator and the dataset it ran on
+        self.seed: int | None = None
+        self.source: np.ndarray | None = None
 
     def clear(self) -> None:
         for v in vars(self).values():
@@ -210,6 +238,45 @@ def _patch_module(module: str, rec: Recorder, names: tuple[str, ...]):
             return w
 
         wrappers["private_sketch_lift"] = private_sketch_lift
+    if "private_center" in names:
+        f = mod.private_center
+
+        def private_center(*a, _f=f, **kw):
+            c, sc = _f(*a, **kw)
+            rec.centers.append(np.array(c))
+            return c, sc
+
+        wrappers["private_center"] = private_center
+    if "private_mean" in names:
+        f = mod.private_mean
+
+        def private_mean(g, rho, rng, *a, _f=f, **kw):
+            scales = getattr(rng, "scales", None)
+            n_scales, n_centers = len(scales or ()), len(rec.centers)
+            clip = mod.clip_around  # the clipping function of this call (a variant patches it)
+            est, info = _f(g, rho, rng, *a, **kw)
+            if len(rec.centers) != n_centers + 1:
+                raise RuntimeError(
+                    "private_mean no longer computes one private centre: update the white-box "
+                    "tap in experiments/audit/whitebox.py"
+                )
+            # σ of the last Gaussian draw of this call (the clipped mean's noise), as drawn
+            sigma = scales[-1] if scales is not None and len(scales) > n_scales else info["sigma_m"]
+            rec.means.append(
+                MeanRelease(
+                    np.array(est),
+                    np.array(g),
+                    rec.centers[-1],
+                    float(info["radius"]),
+                    float(sigma),
+                    clip,
+                    rec.seed,
+                    rec.source,
+                )
+            )
+            return est, info
+
+        wrappers["private_mean"] = private_mean
     for nm in wrappers:
         if not hasattr(mod, nm):
             raise AttributeError(
@@ -256,6 +323,11 @@ class Tap:
     extra_params: dict = field(default_factory=dict)
     #: which captured releases carry independent noise (online tree: the power-of-two prefixes)
     select: Callable[[list[np.ndarray]], list[int]] | None = None
+    #: where the patched functions live, when not in ``module`` (k-DP-PCA's private mean is DP-PCA's)
+    patch_module: str | None = None
+    #: coupled: each run draws its own seed, and the statistic runs the mechanism again on the
+    #: neighbouring dataset with that seed (:class:`CoupledMeanLRT`) instead of using zero-noise means
+    coupled: bool = False
 
 
 def _sym_releases(rec: Recorder, rng, out, params) -> list[Release]:
@@ -296,6 +368,14 @@ def _sketch_releases(rec: Recorder, rng, out, params) -> list[Release]:
     for part in ("release", "diagnostics", "info"):
         w = (getattr(out, part, None) or {}).get("lift", w) if w is None else w
     return [Release(Z, None, float(rec.lift[0] if w is None else w), "rows")]
+
+
+def _private_mean_releases(rec: Recorder, rng, out, params) -> list[MeanRelease]:
+    if not rec.means:
+        raise RuntimeError(
+            "no private mean captured: the mechanism changed; update the white-box tap"
+        )
+    return list(rec.means)
 
 
 TAPS: dict[str, Tap] = {
@@ -347,12 +427,31 @@ TAPS: dict[str, Tap] = {
         "chi2",
         _sketch_releases,
     ),
+    # DP-PCA / k-DP-PCA: the private mean ĝ of the minibatch holding the differing row, given its
+    # private centre and radius (CoupledMeanLRT); both mechanisms call mechanisms.dp_pca's
+    "dp_pca": Tap(
+        "mechanisms.dp_pca",
+        ("private_mean", "private_center"),
+        "gaussian",
+        _private_mean_releases,
+        uses_rng_normal=True,
+        coupled=True,
+    ),
+    "k_dp_pca": Tap(
+        "mechanisms.k_dp_pca",
+        ("private_mean", "private_center"),
+        "gaussian",
+        _private_mean_releases,
+        uses_rng_normal=True,
+        patch_module="mechanisms.dp_pca",
+        coupled=True,
+    ),
 }
 
 #: white-box dataset sizes and parameters (d = 2, k = 1; p = d so that every product sees the full shift).
 #: Online PCA: a 32-row stream (H = 5), so that the differing row enters 6 released tree nodes; on a
 #: short stream a calibration that mis-counts the levels is off by less (√3 for 4 rows against √6)
-WHITEBOX_N = {"online_pca": 32, "streaming_power": 50}
+WHITEBOX_N = {"online_pca": 32, "streaming_power": 50, "dp_pca": 4000, "k_dp_pca": 4000}
 #: relative tolerance of the exact-ε(δ) verdict: the numerical inversions (Balle–Wang by root finding,
 #: dp-accounting's privacy-loss distribution for the tight calibrations) agree to about 1e-7
 EXACT_TOLERANCE = 1e-6
@@ -361,6 +460,9 @@ EXACT_TOLERANCE = 1e-6
 WHITEBOX_PARAMS = {
     "streaming_power": {"block_size": 50, "p": 2},
     "noisy_power": {"iterations": 1, "neighbouring": "replace-one-row"},
+    # one minibatch of all the rows (of each round's rows for k-DP-PCA): :func:`oja_gradient_design`
+    "dp_pca": {"iterations": 1},
+    "k_dp_pca": {"iterations": 1},
 }
 
 
@@ -375,14 +477,22 @@ class TapRunner:
         self.rec = Recorder(zero=False)
         self.last_output: MechanismOutput | None = None
 
+    @property
+    def patch_module(self) -> str:
+        return self.tap.patch_module or self.tap.module
+
     @contextlib.contextmanager
     def active(self):
-        with _patch_module(self.tap.module, self.rec, self.tap.patches):
+        with _patch_module(self.patch_module, self.rec, self.tap.patches):
             yield self
 
     def run(self, X: np.ndarray, rng: np.random.Generator, zero: bool = False) -> list[Release]:
         self.rec.clear()
         self.rec.zero = zero
+        if self.tap.coupled:  # a seed of its own, which the coupled run on the neighbour reuses
+            self.rec.seed = int(rng.integers(2**63 - 1))
+            self.rec.source = X
+            rng = np.random.default_rng(self.rec.seed)
         g = RecordingGenerator(rng, zero=zero) if self.tap.uses_rng_normal else rng
         out = self.fn(X, self.k, rng=g, **self.params)
         self.last_output = out
@@ -444,6 +554,73 @@ class GaussianLRT:
         return T, math.sqrt(mu2)
 
 
+class CoupledMeanLRT:
+    """The likelihood-ratio statistic of DP-PCA's private mean on the minibatch holding the differing row.
+
+    Given the past releases, the minibatch's private centre c and its radius R (a function of the
+    released range τ and of public quantities), the clipped mean is Gaussian:
+    ĝ ~ N(m(D), σ² I) with m(D) = c + (1/B) Σ_i Π_R(g_i(D) − c) (mechanisms/dp_pca.py, step c).
+    The privacy proof composes τ, c and ĝ adaptively, so the audit observes c as the proof does.
+    The test between D and D′ is T = ⟨ĝ − (m(D) + m(D′))/2, m(D) − m(D′)⟩/σ², which given c is
+    N(±μ²/2, μ²) with μ = ‖m(D) − m(D′)‖/σ; every other minibatch has the same conditional law
+    under D and D′ and adds nothing.
+
+    Nothing of the mechanism is re-implemented: ĝ, c, R, σ, the gradients and the clipping function
+    are captured from the run (:class:`MeanRelease`); the gradients under the neighbouring dataset
+    come from the mechanism run again on it with the same seed (the coupling of the privacy proof:
+    the same row order, w₀ and noise, so the two runs agree up to the first minibatch whose
+    gradients differ, the one holding the differing row).  The one formula used is the mean's,
+    m = c + mean(clip(g, c, R)), which :func:`check_mean_model` checks against the code on a
+    zero-noise run.
+    """
+
+    def __init__(self, runner: "TapRunner", design: AuditDesign) -> None:
+        self.fn, self.k, self.params = runner.fn, runner.k, runner.params
+        self.module, self.patches = runner.patch_module, runner.tap.patches
+        self.design = design
+
+    def _side(self, X: np.ndarray) -> int:
+        if X is self.design.X1 or np.array_equal(X, self.design.X1):
+            return 1
+        if X is self.design.X0 or np.array_equal(X, self.design.X0):
+            return 0
+        raise ValueError("the run was on neither dataset of the design")
+
+    def __call__(self, rel: list[MeanRelease]) -> tuple[float, float]:
+        side = self._side(rel[0].source)
+        other = self.design.X0 if side == 1 else self.design.X1
+        rec = Recorder(zero=False)
+        with _patch_module(self.module, rec, self.patches):
+            self.fn(other, self.k, rng=np.random.default_rng(rel[0].seed), **self.params)
+        for r, a in zip(rel, rec.means):
+            if np.array_equal(r.g, a.g):
+                if not np.array_equal(r.Y, a.Y):
+                    raise RuntimeError(
+                        "the coupled runs differ before the differing row is read: the mechanism "
+                        "draws its noise differently; update the white-box tap"
+                    )
+                continue
+            g1, g0 = (r.g, a.g) if side == 1 else (a.g, r.g)
+            m1 = r.center + r.clip(g1, r.center, r.radius)[0].mean(axis=0)
+            m0 = r.center + r.clip(g0, r.center, r.radius)[0].mean(axis=0)
+            shift = m1 - m0
+            T = float(np.dot(r.Y - (m1 + m0) / 2, shift)) / r.scale**2
+            return T, float(np.linalg.norm(shift)) / r.scale
+        return 0.0, 0.0  # the differing row was not read, or moved no gradient
+
+
+def check_mean_model(rel: list[MeanRelease]) -> None:
+    """On a zero-noise run, every captured ĝ must equal c + mean(clip(g, c, R)): the mean of the
+    Gaussian :class:`CoupledMeanLRT` tests.  Raises if the mechanism computes it otherwise."""
+    for r in rel:
+        m = r.center + r.clip(r.g, r.center, r.radius)[0].mean(axis=0)
+        if not np.allclose(r.Y, m, rtol=1e-12, atol=1e-15):
+            raise RuntimeError(
+                "the private mean is no longer c + mean(clip(g - c, R)) + noise: update the "
+                "white-box tap (CoupledMeanLRT)"
+            )
+
+
 def model_event(measured: dict, delta: float, trials: int, alpha: float) -> dict:
     """The event to certify, chosen from the statistic's model alone (before any trial is run).
 
@@ -503,6 +680,45 @@ def whitebox_design(name: str, relation: str, *, d: int = 2, n: int | None = Non
     return des
 
 
+def oja_gradient_design(relation: str, *, d: int = 2, n: int = 4000) -> AuditDesign:
+    """DP-PCA's pair: n − 1 rows a·e₁ with a² = 1/2, and the differing row e₁ (D) or 0 (D′) first.
+
+    At the iterate w, Oja's gradient of a row x is (xᵀw) x: the base rows give p = w₁ e₁/2, the
+    differing row w₁ e₁ in D and 0 in D′, both at distance |w₁|/2 from p on opposite sides.  The
+    base rows' pair distances are 0, so the range τ sits in the bottom bin and the clipping radius R
+    is about the centre's error bound, O(1/B); the differing pair's distance is |w₁|/2 in D and in
+    D′ (the same bin), so τ has the same law under both.  With one minibatch of all n rows and
+    |w₁|/2 > R + ‖c − p‖, the differing gradient is clipped to R·e₁ or −R·e₁ around the centre:
+    the clipped mean moves by 2R/B, the largest a replaced row can move it at radius R, against
+    noise of σ_m = (2R/B)/√(2ρ_m), so μ = √(2ρ_m), whatever w₀ and R are.  (Gradients of rows in
+    the unit ball lie in the ball of radius 1/2 around w/2: no pair moves the unclipped mean by more
+    than 1/B, half the 2/B the noise is calibrated to; the clipped mean is where the calibration is
+    attained.)
+    """
+    if d < 2:
+        raise ValueError("d must be >= 2")
+    base = np.zeros((n - 1, d))
+    base[:, 0] = math.sqrt(0.5)
+    des = pair_design(
+        base,
+        np.eye(d)[0],
+        np.zeros(d),
+        relation,
+        "oja_gradient",
+        f"e1 (D) or 0 (D') then {n - 1} rows e1/sqrt(2) in R^{d}: antipodal clipped gradients",
+        k=1,
+    )
+    des.statistic = "likelihood-ratio"
+    return des
+
+
+#: white-box designs other than :func:`whitebox_design`
+WHITEBOX_DESIGNS: dict[str, Callable[..., AuditDesign]] = {
+    "dp_pca": oja_gradient_design,
+    "k_dp_pca": oja_gradient_design,
+}
+
+
 def _declared_relation(fn: Callable, name: str, k: int, params: dict, d: int = 2) -> str:
     probe = np.zeros((WHITEBOX_N.get(name, 50), d))
     probe[0, 0] = 1.0
@@ -546,7 +762,10 @@ def measure_mu(
     name, base, fn, p = _prepare(mechanism, epsilon, delta, params)
     tap = TapRunner(base, fn, k, p)
     relation = _declared_relation(fn, base, k, tap.params, d)
-    des = whitebox_design(base, relation, d=d, n=n)
+    if base in WHITEBOX_DESIGNS:
+        des = WHITEBOX_DESIGNS[base](relation, d=d, n=WHITEBOX_N[base] if n is None else int(n))
+    else:
+        des = whitebox_design(base, relation, d=d, n=n)
     with tap.active():
         if TAPS[base].kind == "chi2":
             rel = tap.run(des.X1, np.random.default_rng([seed, 11]))
@@ -560,9 +779,13 @@ def measure_mu(
                 "relation": relation,
                 "design": des,
             }
-        A1 = _mean_matrices(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
-        A0 = _mean_matrices(tap.run(des.X0, np.random.default_rng([seed, 11]), zero=True))
-        lrt = GaussianLRT(A1, A0)
+        if TAPS[base].coupled:
+            check_mean_model(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
+            lrt = CoupledMeanLRT(tap, des)
+        else:
+            A1 = _mean_matrices(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
+            A0 = _mean_matrices(tap.run(des.X0, np.random.default_rng([seed, 11]), zero=True))
+            lrt = GaussianLRT(A1, A0)
         rel = tap.run(des.X1, np.random.default_rng([seed, 12]))
         _, mu = lrt(rel)
     return {
