@@ -22,6 +22,9 @@ Runs on one BLAS thread.  Last stdout line: one JSON object
         # fast chain at 1 and 2 sweeps, reference, rstiefel (the paper's sampler); real A at the full n
         # and n = 1,000; ESS/iteration, integrated autocorrelation time and lag-1 autocorrelation of
         # q_F and two subspace statistics (docs/sampler.md)
+    .venv/bin/python scripts/benchmarks/bench_sampler.py --mixing --data-dir $PRIVPCA_DATA_DIR \
+        --samplers fast-1 left left-2 left-1-m8   # the left-Givens study: mixing per iteration and
+        # per CPU-second against the fast chain (docs/sampler.md, "Left Givens moves")
     .venv/bin/python scripts/benchmarks/bench_sampler.py               # full (20,000 iterations x 4 chains)
 """
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 
 import _one_thread  # noqa: F401  (before NumPy: one BLAS thread)
@@ -42,6 +46,7 @@ from mechanisms.bingham import (
     rstiefel_gibbs_sweep,
     run_bingham_chains,
 )
+from mechanisms.bingham.left_givens import run_left_givens_chains
 from mechanisms.diagnostics import summarize_chains
 
 SHAPES = [  # name, d, k, n, Table-1 q_F(V_k)
@@ -114,6 +119,26 @@ MIX_LABEL = {
 }
 
 
+#: the left-Givens study sampler (mechanisms.bingham.left_givens): ``left`` = 1 sweep per iteration
+#: over the pairs (a, j), a < m = k; ``left-S`` = S sweeps; ``left-S-mM`` = S sweeps with m = M
+LEFT_SAMPLER = re.compile(r"^left(?:-(\d+))?(?:-m(\d+))?$")
+
+
+def mix_sampler(name: str) -> str:
+    """argparse type of ``--samplers``: one of MIX_SAMPLERS or a left-Givens spec (LEFT_SAMPLER)."""
+    if name in MIX_SAMPLERS or LEFT_SAMPLER.match(name):
+        return name
+    raise argparse.ArgumentTypeError(
+        f"unknown sampler {name!r}: one of {', '.join(MIX_SAMPLERS)}, left, left-S or left-S-mM"
+    )
+
+
+def left_spec(sampler: str, k: int) -> tuple[int, int]:
+    """(sweeps per iteration, top rows m) of a left-Givens sampler name."""
+    sweeps, rows = LEFT_SAMPLER.match(sampler).groups()
+    return int(sweeps or 1), int(rows or k)
+
+
 def trace_chain(
     sampler: str, evals: np.ndarray, k: int, V0: np.ndarray, iters: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -122,7 +147,22 @@ def trace_chain(
     cosines between span V and the top / k-th eigenvector: subspace statistics, frame-invariant)."""
     d = evals.size
     out = np.empty((iters, 3))
-    if sampler.startswith("fast"):
+    if sampler.startswith("left"):
+        sweeps, rows = left_spec(sampler, k)
+        res = run_left_givens_chains(
+            evals,
+            k,
+            rng=rng,
+            n_chains=1,
+            iterations=iters,
+            sweeps=sweeps,
+            rows=rows,
+            init=V0[None],
+            record_rows=[0, k - 1],
+        )
+        out[:, 0] = res["energy"][0]
+        out[:, 1:] = res["row_norms"][0]
+    elif sampler.startswith("fast"):
         sweeps = int(sampler.split("-")[1])
         state = kernel_states(chain_generators(rng, 1))
         Q = np.linalg.qr(np.hstack([V0, np.linalg.qr(rng.standard_normal((d, d)))[0][:, : d - k]]))[
@@ -157,6 +197,44 @@ def autocorr_summary(chains: np.ndarray) -> dict:
     return {"ess_per_it": ess / (m * n), "tau": m * n / ess, "lag1": lag1}
 
 
+def kernel_cpu_per_iteration(
+    sampler: str, evals: np.ndarray, k: int, V0: np.ndarray, iters: int, rng: np.random.Generator
+) -> float:
+    """CPU seconds per iteration and chain of a fast or left chain run as a release runs it: all
+    chains in one driver call from the frames ``V0`` (n_chains, d, k), no per-iteration Python and
+    no statistics but the energy trace; the fast chain with PPCA's null-space reduction and lockstep
+    (``run_bingham_chains(..., track_F=False)``)."""
+    n_chains = V0.shape[0]
+    t0 = time.process_time()
+    if sampler.startswith("left"):
+        sweeps, rows = left_spec(sampler, k)
+        run_left_givens_chains(
+            evals,
+            k,
+            rng=rng,
+            n_chains=n_chains,
+            iterations=iters,
+            sweeps=sweeps,
+            rows=rows,
+            init=V0,
+        )
+    else:
+        run_bingham_chains(
+            evals,
+            k,
+            rng=rng,
+            sampler="gibbs",
+            n_chains=n_chains,
+            iterations=iters,
+            record_every=iters,
+            progress=False,
+            sweeps_per_iteration=int(sampler.split("-")[1]),
+            init=V0,
+            track_F=False,
+        )
+    return (time.process_time() - t0) / (n_chains * iters)
+
+
 def mixing_main(args) -> None:
     from experiments.data.uci import load_dataset
 
@@ -189,12 +267,14 @@ def mixing_main(args) -> None:
             )
             diag = summarize_chains(eq["energy"][:, args.burn // 2 :])
             for sampler in args.samplers:
+                cheap = sampler.startswith(("fast", "left"))
                 iters = (
                     args.mix_iters
-                    if sampler.startswith("fast")
+                    if cheap
                     else (args.slow_iters_large if d > 200 else args.slow_iters)
                 )
                 t0 = time.perf_counter()
+                c0 = time.process_time()
                 tr = np.stack(
                     [
                         trace_chain(sampler, evals, k, eq["V"][c], iters, rng)
@@ -202,6 +282,19 @@ def mixing_main(args) -> None:
                     ]
                 )
                 sec = (time.perf_counter() - t0) / (args.chains * iters)
+                cpu = (time.process_time() - c0) / (args.chains * iters)
+                kernel_cpu = None
+                if cheap and args.time_reps > 0:
+                    kernel_cpu = float(
+                        np.median(
+                            [
+                                kernel_cpu_per_iteration(
+                                    sampler, evals, k, eq["V"], args.time_iters, rng
+                                )
+                                for _ in range(args.time_reps)
+                            ]
+                        )
+                    )
                 row = {
                     "dataset": name,
                     "d": d,
@@ -212,16 +305,30 @@ def mixing_main(args) -> None:
                     "sampler": sampler,
                     "iterations": iters,
                     "s_per_it": sec,
+                    "cpu_s_per_it": cpu,
+                    "kernel_cpu_s_per_it": kernel_cpu,
                 }
                 for j, stat in enumerate(("q", "s1", "sk")):
                     for key, v in autocorr_summary(tr[:, :, j]).items():
                         row[f"{stat}_{key}"] = v
+                    if kernel_cpu:
+                        row[f"{stat}_ess_per_cpu_s"] = row[f"{stat}_ess_per_it"] / kernel_cpu
                 rows.append(row)
+                per_cpu = (
+                    " | kernel {:.4f} CPU-ms/it, ESS/CPU-s q {:.0f} s1 {:.0f} sk {:.0f}".format(
+                        kernel_cpu * 1e3,
+                        row["q_ess_per_cpu_s"],
+                        row["s1_ess_per_cpu_s"],
+                        row["sk_ess_per_cpu_s"],
+                    )
+                    if kernel_cpu
+                    else ""
+                )
                 print(
                     f"{name:9s} n={nn:7d} conc={evals[0]:9.1f} {sampler:9s} it={iters:5d} "
                     f"{sec * 1e3:8.2f} ms/it | ESS/it q {row['q_ess_per_it']:.3f} s1 {row['s1_ess_per_it']:.3f}"
                     f" sk {row['sk_ess_per_it']:.3f} | lag-1 q {row['q_lag1']:+.3f} s1 {row['s1_lag1']:+.3f}"
-                    f" sk {row['sk_lag1']:+.3f} | tau q {row['q_tau']:.2f}",
+                    f" sk {row['sk_lag1']:+.3f} | tau q {row['q_tau']:.2f}{per_cpu}",
                     flush=True,
                 )
     print("# mixing rows: " + json.dumps(rows, default=float))
@@ -261,8 +368,22 @@ def main(argv=None):
         "--samplers",
         nargs="+",
         default=list(MIX_SAMPLERS),
-        choices=MIX_SAMPLERS,
-        help="samplers measured by --mixing (default: all)",
+        type=mix_sampler,
+        help="samplers measured by --mixing (default: the four of MIX_SAMPLERS); also the "
+        "left-Givens study sampler: left (1 sweep over the pairs with a top-k row), left-S "
+        "(S sweeps per iteration), left-S-mM (pairs with one of the top M rows)",
+    )
+    ap.add_argument(
+        "--time-iters",
+        type=int,
+        default=1000,
+        help="--mixing: iterations of the CPU-time runs of the fast and left chains",
+    )
+    ap.add_argument(
+        "--time-reps",
+        type=int,
+        default=3,
+        help="--mixing: CPU-time runs per fast or left sampler (the median is reported; 0: none)",
     )
     args = ap.parse_args(argv)
     if args.mixing:
