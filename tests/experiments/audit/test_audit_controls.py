@@ -55,7 +55,7 @@ def test_design_audit_catches_the_noise_cut(name, factor, epsilon, delta, params
     The cuts for lap_cov, separate_lap_cov and adaptive_cov are those of docs/covariance.md's design
     audits, separate_cov's is the tenth that catches gauss_cov there, and Analyze Gauss needs a
     twentieth because what one projection statistic sees of its noisy matrix is far below its
-    claim (docs/audit.md).  Each audit takes 1–3 s."""
+    claim (docs/audit.md).  Each audit takes 1–5 s on a loaded 2-core machine."""
     variant = miscalibrated(name, factor)
     if params:  # the post-processing is really run: the release records it
         out = variant(
