@@ -491,7 +491,10 @@ def dp_pca_variant(kind: str, mechanism: str = "dp_pca") -> Callable[..., Mechan
     private centre (:func:`mechanisms.dp_pca.clip_around` made the identity): the noise is still
     calibrated to the sensitivity min(2R, 2)/B, which the unclipped mean exceeds whenever one gradient
     lies far from the others (true ε = ∞ as R → 0).  ``noise_halved``: every noise scale of the
-    private mean halved (:func:`miscalibrated` with factor 0.5).
+    private mean halved (:func:`miscalibrated` with factor 0.5).  Oja's gradients of rows in the
+    unit ball are at most 1 apart, so halving the centre's noise stays within its step's budget;
+    the halved noise shows where the clipped mean attains its sensitivity 2R/B, which the white-box
+    audit's design does (:func:`.whitebox.oja_gradient_design`; docs/dp_pca.md, "Audit").
     """
     if mechanism not in ("dp_pca", "k_dp_pca"):
         raise ValueError(f"no DP-PCA variant for mechanism {mechanism!r}")
