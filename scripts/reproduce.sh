@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduce the JMLR 2013 experiments (and the dimension-scaling and online-regret experiments)
-# end to end, then regenerate every figure and table.
+# end to end, drawing every figure and table as soon as its records are there.
 #   scripts/reproduce.sh quick     # minutes on a 2-core machine (results/quick is curated from this)
 #   scripts/reproduce.sh paper     # the paper's settings (docs/performance.md, README)
 # The work is a plan of independent jobs (experiments/plan, scripts/plan.py) run by Dask on every core
@@ -40,12 +40,12 @@ done
 RESULTS="${RESULTS_DIR:-results}"
 PY="${PYTHON:-.venv/bin/python}"
 start=$(date +%s)
-# JOBS, EXTRAS, GIBBS_SAMPLERS, PPCA_SWEEPS and DATASETS are read by scripts/plan.py
+# JOBS, EXTRAS, GIBBS_SAMPLERS, PPCA_SWEEPS and DATASETS are read by scripts/plan.py. Each figure and
+# table is drawn by a job of the plan as soon as the jobs of its records are done, into
+# $RESULTS/drawn/$SCALE; the committed results/quick or results/paper_scale change only through
+# scripts/curate.sh $SCALE $RESULTS
 "$PY" scripts/plan.py "$SCALE" --results "$RESULTS" --datasets "$DATASETS"
 "$PY" scripts/summarize_results.py --results "$RESULTS" --scale "$SCALE"
-# drawn into $RESULTS/drawn/$SCALE; the committed results/quick or results/paper_scale change only
-# through  scripts/curate.sh $SCALE $RESULTS
-"$PY" scripts/make_figures.py --summary "$RESULTS/summary" --results "$RESULTS" --scale "$SCALE"
 elapsed=$(( $(date +%s) - start ))
 workers="${JOBS:-$(getconf _NPROCESSORS_ONLN)}"
 msg="reproduction ($SCALE, $workers workers, EXTRAS=${EXTRAS:-default}) finished in $elapsed s ($(( elapsed / 3600 )) h $(( elapsed % 3600 / 60 )) min) on $(getconf _NPROCESSORS_ONLN) cores, $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -22,6 +22,7 @@ from typing import Callable
 from experiments.plan.engine import done_dir, jobqueue_cluster, local_cluster, run_jobs
 from experiments.plan.plan import (
     COSTS_FILE,
+    DRAW_KIND,
     UCI,
     build_plan,
     costs_from_timings,
@@ -74,6 +75,7 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
+    from experiments.figures.cli import default_out
     from experiments.paths import config_dir
 
     register()
@@ -81,6 +83,10 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
     payloads = {}
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         for job in jobs:
+            if job.kind == DRAW_KIND:  # no run.py config: where to draw and which scale's records
+                scale = next(o.split("=", 1)[1] for o in job.overrides if o.startswith("scale="))
+                payloads[job.name] = {"out": str(default_out(results, scale)), "scale": scale}
+                continue
             cfg = compose(config_name="config", overrides=[*job.overrides, *extra])
             payloads[job.name] = OmegaConf.to_container(cfg, resolve=True)
     return payloads

@@ -13,6 +13,7 @@ each record atomically and never twice, so nothing is lost or duplicated.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import sys
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from experiments.plan.plan import Job
+from experiments.plan.plan import DRAW_KIND, Job, drawing_names
 
 #: Dask configuration of every cluster: a job is re-run after at most this many worker deaths
 #: while it ran (then it fails as KilledWorker); no memory-based pausing or killing
@@ -43,7 +44,8 @@ def done_dir(results: Path) -> Path:
 
 
 def is_done(results: Path, job: Job) -> bool:
-    return (done_dir(results) / f"{job.token}.json").exists()
+    """Whether ``job`` finished in an earlier run (a drawing job never counts as done)."""
+    return job.kind != DRAW_KIND and (done_dir(results) / f"{job.token}.json").exists()
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -120,9 +122,39 @@ def execute_runner(job: Job, cfg: dict, results: str) -> dict:
     return timing
 
 
+def execute_drawing(job: Job, payload: dict, results: str) -> dict:
+    """Draw the figures and tables of a drawing job (:func:`experiments.plan.plan.drawing_jobs`)
+    from the store ``results`` into ``payload["out"]``, the records of ``payload["scale"]`` only, as
+    ``scripts/make_figures.py`` does; return its timing.  It leaves no marker (see
+    :func:`~experiments.plan.plan.drawing_jobs`)."""
+    from experiments.figures.cli import make_all
+    from experiments.threads import pinned_blas
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    with pinned_blas(), contextlib.redirect_stdout(io.StringIO()):
+        made = make_all(
+            Path(results), Path(payload["out"]), set(drawing_names(job)), payload["scale"]
+        )
+    return {
+        "name": job.name,
+        "kind": job.kind,
+        "units": job.units,
+        "cpu_s": time.process_time() - cpu0,
+        "wall_s": time.perf_counter() - wall0,
+        "variable_s": 0.0,
+        "records_written": 0,
+        "record_ids": [],
+        "drawn": {k: None if v is None else [str(p) for p in v] for k, v in made.items()},
+        "pid": os.getpid(),
+        "ok": True,
+    }
+
+
 def _task(fn: Callable, job: Job, payload: Any, results: str, *after) -> dict:
-    """What a worker runs: ``fn(job, payload, results)`` (``after``: the results of the jobs it
-    waited for, unused)."""
+    """What a worker runs: a drawing job's :func:`execute_drawing`, any other job's
+    ``fn(job, payload, results)`` (``after``: the results of the jobs it waited for, unused)."""
+    if job.kind == DRAW_KIND:
+        return execute_drawing(job, payload, results)
     return fn(job, payload, results)
 
 

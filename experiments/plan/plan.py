@@ -44,9 +44,22 @@ STAGES = (
     "Figure 5",
     "beyond the paper",
     "benchmark",
+    "figures and tables",
 )
 #: the cost of a job whose kind has no measured cost (CPU-s)
 UNMEASURED_COST = 5.0
+#: the kind of a job that draws figures and tables (experiments.figures.cli.DRAWINGS) from the store
+DRAW_KIND = "draw"
+#: which drawings are made once the jobs of which stages are done: each figure or table of
+#: experiments.figures.cli.DRAWINGS appears once, with the stages whose records it draws
+DRAWN_AFTER = (
+    (("table1", "fig1"), (STAGES[0],)),
+    (("fig2", "sampler_convergence"), (STAGES[1],)),
+    (("fig3", "fig4", "utility_vs_n"), (STAGES[2], STAGES[3])),
+    (("table2", "footnote1", "fig_classification"), (STAGES[4],)),
+    (("fig5", "utility_vs_epsilon"), (STAGES[5],)),
+    (("dimension_scaling", "online_regret"), (STAGES[6],)),
+)
 
 
 @dataclass(frozen=True)
@@ -115,13 +128,16 @@ def build_plan(
     gibbs_samplers: tuple[str, ...] = ("gibbs", "reference"),
     ppca_sweeps: int | None = None,
     costs: dict | None = None,
+    drawings: bool = True,
 ) -> list[Job]:
     """The jobs of the reproduction at ``scale`` on the UCI ``datasets`` (as ``scripts/reproduce.sh``
     ran them), with their estimated costs.
 
     ``extras``: also the experiments beyond the paper (default: at every scale but paper);
     ``gibbs_samplers``: Figure 2's samplers (``gibbs`` runs at 2 and at 1 sweep per iteration);
-    ``ppca_sweeps``: Givens sweeps per iteration of the Figures 3-4 PPCA chains (None: the scale's).
+    ``ppca_sweeps``: Givens sweeps per iteration of the Figures 3-4 PPCA chains (None: the scale's);
+    ``drawings``: also the jobs that draw each figure and table once its jobs are done
+    (:func:`drawing_jobs`).
     """
     sc = scale_config(scale)
     extras = scale != "paper" if extras is None else extras
@@ -210,7 +226,30 @@ def build_plan(
                 f"extra/dimension_scaling/{mech}/{scale}", 1)  # fmt: skip
         add("extra/online_regret", STAGES[6], ["experiment=online_regret"],
             f"extra/online_regret/{scale}", 1)  # fmt: skip
+    if drawings:
+        jobs += drawing_jobs(jobs, scale)
     return estimate(jobs, load_costs() if costs is None else costs)
+
+
+def drawing_jobs(jobs: list[Job], scale: str) -> list[Job]:
+    """One job per group of :data:`DRAWN_AFTER` whose stages have jobs in ``jobs``: it draws that
+    group's figures and tables from the store once those jobs are done, so a figure appears as soon
+    as its records are there, not after the whole plan.  A drawing job leaves no marker: it runs
+    again whenever the plan runs, so the figures always show every record of the store."""
+    out = []
+    for names, stages in DRAWN_AFTER:
+        after = tuple(j.name for j in jobs if j.stage in stages)
+        if after:
+            out.append(
+                Job(f"draw/{'+'.join(names)}", STAGES[-1], (f"scale={scale}",), DRAW_KIND, 1.0,
+                    after=after)  # fmt: skip
+            )
+    return out
+
+
+def drawing_names(job: Job) -> list[str]:
+    """The figures and tables (keys of experiments.figures.cli.DRAWINGS) a drawing job draws."""
+    return job.name.removeprefix("draw/").split("+")
 
 
 def load_costs(path: Path = COSTS_FILE) -> dict:

@@ -72,3 +72,20 @@ def test_unknown_scale_and_dataset_are_refused():
         r = subprocess.run([sys.executable, "scripts/plan.py", *args], cwd=REPO,
                            capture_output=True, text=True)  # fmt: skip
         assert r.returncode == 2 and r.stderr.startswith("Error:")
+
+
+def test_every_figure_and_table_is_drawn_by_one_job_after_its_stages():
+    """Each drawing of scripts/make_figures.py belongs to exactly one drawing job, which waits for
+    every job of its stages (and for nothing else)."""
+    from experiments.figures.cli import DRAWINGS
+    from experiments.plan.plan import DRAW_KIND, DRAWN_AFTER, drawing_names
+
+    named = [n for names, _ in DRAWN_AFTER for n in names]
+    assert sorted(named) == sorted(DRAWINGS)
+    jobs = build_plan("quick")
+    draws = [j for j in jobs if j.kind == DRAW_KIND]
+    assert sorted(n for j in draws for n in drawing_names(j)) == sorted(DRAWINGS)
+    for job in draws:
+        stages = next(s for names, s in DRAWN_AFTER if names == tuple(drawing_names(job)))
+        assert set(job.after) == {j.name for j in jobs if j.stage in stages}
+    assert not any(j.kind == DRAW_KIND for j in build_plan("quick", drawings=False))

@@ -146,3 +146,77 @@ def test_slurm_engine_submits_a_batch_script(tmp_path, monkeypatch):
         assert line in script, line
     assert log.exists() and "--nthreads 1" in log.read_text()
     assert json.dumps  # the script is what sbatch got
+
+
+def test_a_figure_is_drawn_as_soon_as_its_jobs_are_done(tmp_path):
+    """The SULQ-bound job, then the drawing job of Table 1 and Figure 1 on the real runner: Figure 1
+    is drawn from the store once its job is done (Table 1 has no records: skipped); the drawing job
+    leaves no marker, so the same command skips the finished job and draws again."""
+    from experiments.app.schema import register_schema
+    from experiments.plan.cli import compose_payloads
+    from experiments.plan.plan import drawing_jobs
+
+    bound = Job(
+        "sulq_bound", STAGES[0], ("experiment=sulq_bound", "scale=smoke"), "sulq_bound", 1.0
+    )
+    jobs = [bound, *drawing_jobs([bound], "smoke")]
+    assert [j.name for j in jobs[1:]] == ["draw/table1+fig1"] and jobs[1].after == ("sulq_bound",)
+    payloads = compose_payloads(jobs, tmp_path, register_schema)
+    out = run_jobs(jobs, payloads, tmp_path, cluster_factory=_two_workers)
+    assert not out.failed and [d["name"] for d in out.done] == ["sulq_bound", "draw/table1+fig1"]
+    drawn = out.done[1]["drawn"]
+    assert drawn["table1"] is None
+    assert {Path(p).name for p in drawn["fig1"]} >= {"fig1.png"}
+    assert (tmp_path / "drawn" / "smoke" / "figures" / "fig1.png").stat().st_size > 0
+    again = run_jobs(jobs, payloads, tmp_path, cluster_factory=_two_workers)
+    assert again.skipped == 1 and [d["name"] for d in again.done] == ["draw/table1+fig1"]
+
+
+def test_slurm_engine_runs_the_plan_end_to_end_with_a_fake_batch_system(tmp_path, monkeypatch):
+    """The whole cluster path without a cluster: a fake ``sbatch`` runs the batch script that
+    dask-jobqueue writes as a local process (as SLURM would on a node), its workers connect to the
+    plan's scheduler and run every job; ``scancel`` stops them when the plan closes the cluster."""
+    bin_dir, pids = tmp_path / "bin", tmp_path / "pids"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(
+        "#!/bin/sh\n"
+        f'cp "$1" {tmp_path}/job.sh\n'
+        f"setsid sh {tmp_path}/job.sh > {tmp_path}/job.log 2>&1 &\n"
+        f"echo $! >> {pids}\n"
+        'echo "Submitted batch job 4242"\n'
+    )
+    (bin_dir / "scancel").write_text(
+        f"#!/bin/sh\nfor p in $(cat {pids}); do kill -TERM -$p 2>/dev/null; done\nexit 0\n"
+    )
+    (bin_dir / "squeue").write_text("#!/bin/sh\nexit 0\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    # the batch job's workers import this module (fake_job) as pytest did: from its folder
+    here = Path(sys.modules[fake_job.__module__].__file__).parent
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(here), str(REPO)]))
+    jobs = _jobs(4, after="j0")
+    payloads = {j.name: {"records": 2} for j in jobs}
+
+    def slurm():
+        return jobqueue_cluster("slurm", jobs=1, cores=2, memory="4GB", walltime="00:10:00")
+
+    out = run_jobs(jobs, payloads, tmp_path / "store", fn=fake_job, cluster_factory=slurm)
+    assert not out.failed and len(out.done) == 5, out.failed
+    assert {d["name"] for d in out.done} == {"j0", "j1", "j2", "j3", "child"}
+    records = list(ResultStore(tmp_path / "store").iter_records())
+    assert len(records) == 10 and len({r["record_id"] for r in records}) == 10
+    worker_pids = {r["pid"] for r in records}
+    assert os.getpid() not in worker_pids  # run by the batch job's workers, not here
+    deadline = time.time() + 30  # scancel stopped the batch job's processes
+    while time.time() < deadline and any(_alive(p) for p in worker_pids):
+        time.sleep(0.5)
+    assert not any(_alive(p) for p in worker_pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
