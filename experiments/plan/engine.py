@@ -189,6 +189,7 @@ def jobqueue_cluster(kind: str, *, jobs: int, cores: int, memory: str, walltime:
     """A dask-jobqueue cluster (``kind``: slurm, pbs or sge) of ``jobs`` batch jobs, each starting
     ``cores`` single-threaded worker processes; ``kwargs`` go to the cluster class (``queue``,
     ``account``, ``job_extra_directives``, ``python``...).  Call ``.job_script()`` to see the script."""
+    import dask
     import dask_jobqueue
 
     cls = {
@@ -197,6 +198,8 @@ def jobqueue_cluster(kind: str, *, jobs: int, cores: int, memory: str, walltime:
         "sge": dask_jobqueue.SGECluster,
     }[kind]
     env = [f"export {v}=1" for v in THREAD_VARIABLES]
+    # the prologue of dask-jobqueue's configuration (module loads...) is kept, after the exports
+    env += list(dask.config.get(f"jobqueue.{kind}.job-script-prologue", None) or [])
     cluster = cls(
         cores=cores,
         processes=cores,

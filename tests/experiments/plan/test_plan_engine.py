@@ -120,7 +120,8 @@ def test_ctrl_c_stops_every_worker_with_one_line(tmp_path):
 
 def test_slurm_engine_submits_a_batch_script(tmp_path, monkeypatch):
     """The cluster option's path without a cluster: a fake sbatch on PATH receives the job script
-    dask-jobqueue writes (one BLAS thread, single-threaded workers)."""
+    dask-jobqueue writes (one BLAS thread, single-threaded workers, and the prologue of
+    dask-jobqueue's own configuration kept)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "sbatch.log"
@@ -132,8 +133,12 @@ def test_slurm_engine_submits_a_batch_script(tmp_path, monkeypatch):
     for f in bin_dir.iterdir():
         f.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    cluster = jobqueue_cluster("slurm", jobs=1, cores=4, memory="8GB", walltime="00:10:00",
-                               queue="short", account="acct")  # fmt: skip
+    import dask
+    import dask_jobqueue  # noqa: F401  (its configuration's defaults, before setting one)
+
+    with dask.config.set({"jobqueue.slurm.job-script-prologue": ["module load python/3.11"]}):
+        cluster = jobqueue_cluster("slurm", jobs=1, cores=4, memory="8GB", walltime="00:10:00",
+                                   queue="short", account="acct")  # fmt: skip
     try:
         script = cluster.job_script()
         deadline = time.time() + 30
@@ -142,7 +147,8 @@ def test_slurm_engine_submits_a_batch_script(tmp_path, monkeypatch):
     finally:
         cluster.close()
     for line in ("#SBATCH -p short", "#SBATCH -A acct", "#SBATCH -t 00:10:00",
-                 "export OPENBLAS_NUM_THREADS=1", "--nthreads 1", "--nworkers 4"):  # fmt: skip
+                 "export OPENBLAS_NUM_THREADS=1", "module load python/3.11", "--nthreads 1",
+                 "--nworkers 4"):  # fmt: skip
         assert line in script, line
     assert log.exists() and "--nthreads 1" in log.read_text()
     assert json.dumps  # the script is what sbatch got
