@@ -237,6 +237,8 @@ def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
             n_random=s.n_random,
             use_catalogue=s.use_catalogue,
             time_budget=None if s.time_budget is None else float(s.time_budget),
+            learned=s.learned or None,
+            handmade=s.handmade,
             **params,
         )
     else:

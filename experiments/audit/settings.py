@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from experiments.audit.blackbox import LEARNED_MODELS
 from experiments.audit.common import PEER_NAMES
 from experiments.audit.designs import AUDIT_PARAMS
 from experiments.audit.variants import PLANTED_VARIANTS, SUBSPACE_EXACT_VARIANTS
@@ -21,6 +22,8 @@ MODES = ("design", "search", "whitebox")
 #: 3 adds the trade-off curve's μ-GDP fit and the Bayesian intervals to both, and the learned
 #: (classifier and kernel) statistics to the search
 AUDIT_REVISION = 3
+#: the search's black-box testers by default (``search_audit``'s ``learned``)
+DEFAULT_LEARNED = ("logistic", "mmd")
 
 
 def _mechanism(cfg) -> tuple[str, dict[str, Any]]:
@@ -100,6 +103,10 @@ class AuditSettings:
         Runs per dataset, overall confidence, share of the runs that choose the event.
     calibration_trials, n_random, use_catalogue, time_budget
         The search's budget (``time_budget`` as configured: seconds or None).
+    learned : tuple of str
+        The search's black-box testers (:data:`.blackbox.LEARNED_MODELS`; empty for none).
+    handmade : bool
+        Whether the search's hand-made statistics compete (False: the black-box testers alone).
     d, n, k : int
         The audit datasets' dimension and rows (None: the design's default), the rank audited.
     design_epsilon : float or None
@@ -124,6 +131,8 @@ class AuditSettings:
     n_random: int
     use_catalogue: bool
     time_budget: float | None
+    learned: tuple[str, ...]
+    handmade: bool
     d: int
     n: int | None
     k: int
@@ -162,6 +171,17 @@ class AuditSettings:
             raise ValueError(f"experiment.trials must be an integer >= 2, got {e.trials!r}")
         params, capped = _params(cfg, name, params)
         _check_variant(variant, name)
+        learned = tuple(str(m) for m in (e.learned or ()))
+        unknown = sorted(set(learned) - set(LEARNED_MODELS))
+        if unknown:
+            raise ValueError(
+                f"experiment.learned must name testers among {list(LEARNED_MODELS)}, got {unknown}"
+            )
+        handmade = bool(e.handmade)
+        if mode == "search" and not handmade and not learned:
+            raise ValueError(
+                "experiment.handmade=false needs at least one experiment.learned tester"
+            )
         return cls(
             name=str(e.name),
             mechanism=name,
@@ -179,6 +199,8 @@ class AuditSettings:
             n_random=int(e.n_random),
             use_catalogue=bool(e.use_catalogue),
             time_budget=e.time_budget,
+            learned=learned,
+            handmade=handmade,
             d=int(e.d),
             n=None if e.n is None else int(e.n),
             k=int(e.k),
@@ -219,4 +241,8 @@ class AuditSettings:
             )
             if self.mode != "design":
                 key["audit_revision"] = AUDIT_REVISION
+            if self.mode == "search" and (
+                not self.handmade or self.learned != DEFAULT_LEARNED
+            ):  # the default testers keep the key the search had before these settings existed
+                key.update(learned=list(self.learned), handmade=self.handmade)
         return key

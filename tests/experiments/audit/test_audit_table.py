@@ -67,3 +67,34 @@ def test_rates_cover_the_modes_each_mechanism_runs_in():
     assert all(r["trials_per_second"] > 0 and len(r["repeat_rates"]) == 2 for r in rows)
     text = table.rates_table(rows, modes=("design", "whitebox"))
     assert "| random |" in text and "–" in text.splitlines()[2]
+
+
+def test_blackbox_only_search_settings_and_their_run_key():
+    from experiments.audit.settings import AuditSettings
+    from tests.hydra_helpers import compose_cfg
+
+    def settings(*extra):
+        base = ["experiment=audit", "experiment.mechanism=mod_sulq", "experiment.mode=search"]
+        return AuditSettings.from_config(compose_cfg(base + list(extra)))
+
+    default = settings()
+    assert default.learned == ("logistic", "mmd") and default.handmade
+    # the default testers keep the search's key as it was before these settings existed
+    assert "learned" not in default.run_key({}) and "handmade" not in default.run_key({})
+    alone = settings("experiment.handmade=false")
+    key = alone.run_key({})
+    assert key["handmade"] is False and key["learned"] == ["logistic", "mmd"]
+    assert settings("experiment.learned=[mlp]").run_key({})["learned"] == ["mlp"]
+    with pytest.raises(ValueError, match="experiment.learned"):
+        settings("experiment.learned=[forest]")
+    with pytest.raises(ValueError, match="handmade=false"):
+        settings("experiment.handmade=false", "experiment.learned=[]")
+
+
+def test_blackbox_row_runs_the_testers_alone():
+    # a tiny budget: the record says the learned statistics alone competed, and the table prints it
+    r = table.blackbox_row("random", trials=60, calibration_trials=30, n_random=1, time_budget=0.5)
+    assert r["handmade_statistics"] is False and r["statistic_learned"]
+    assert r["statistic"] in ("classifier[logistic]", "mmd_witness")
+    assert not r["violation"]
+    assert "| random | 0 | 0 |" in table.blackbox_table([r])
