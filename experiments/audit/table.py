@@ -382,6 +382,12 @@ def blackbox_row(
     )
 
 
+def _short_verdict(r: dict) -> str:
+    if r["violation"]:
+        return "VIOLATION"
+    return "not private, as declared" if math.isinf(r["claimed_epsilon"]) else "ok"
+
+
 def blackbox_table(rows: Sequence[dict]) -> str:
     """One line per mechanism: the claim, the design and learned statistic that won, the certified
     bound, the ceiling of the trials, the designs tried and the seconds."""
@@ -397,6 +403,6 @@ def blackbox_table(rows: Sequence[dict]) -> str:
             f"| {r['design']} / {r['statistic']} | **{_num(r['audited_epsilon_lower'])}** "
             f"| {_num(r['max_certifiable_epsilon'], '.2f')} "
             f"| {r['designs_tried']} ({r['designs_skipped']}) | {r['seconds']:.0f} "
-            f"| {'VIOLATION' if r['violation'] else 'ok'} |"
+            f"| {_short_verdict(r)} |"
         )
     return head + "\n".join(lines)
