@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .vector import acg_beta
+from .vector import acg_beta, acg_envelope, draws_result, rejection_draws
 
 __all__ = [
     "macg_log_bound",
@@ -119,33 +119,13 @@ def sample_matrix_bingham(
         be astronomically small: see the module docstring).
     return_info : also return ``{"proposals", "accepted", "acceptance_rate", "beta"}``.
     """
-    if eig is None:
-        if B is None:
-            raise ValueError("give B or eig")
-        B = np.asarray(B, dtype=np.float64)
-        evals, evecs = np.linalg.eigh((B + B.T) / 2)
-    else:
-        evals, evecs = eig
-        evals = np.asarray(evals, dtype=np.float64)
+    evals, evecs, beta, omega, inv_sqrt_omega = acg_envelope(B, eig)
     d = evals.size
     k = int(k)
     if not 1 <= k <= d:
         raise ValueError(f"need 1 <= k <= d, got k={k}, d={d}")
-    n_want = 1 if size is None else int(size)
-    beta = acg_beta(evals)
-    omega = beta - 2.0 * evals  # > 0: the root of Σ 1/(β − 2λ) = 1 has β − 2λ₁ ≥ 1
-    inv_sqrt_omega = 1.0 / np.sqrt(omega)
-    out = np.empty((n_want, d, k))
-    got = 0
-    proposals = 0
-    if batch is None:
-        batch = max(16, min(8192, 4 * n_want + 8))
-    while got < n_want:
-        if proposals >= max_proposals:
-            raise RuntimeError(
-                f"matrix Bingham sampler: {proposals} proposals, {got} of {n_want} accepted"
-            )
-        m = int(batch)
+
+    def propose(m):
         Z = rng.standard_normal((m, d, k))
         Y = Z * inv_sqrt_omega[:, None]
         S = np.einsum("mji,mjl->mil", Y, Y)  # YᵀY
@@ -154,29 +134,18 @@ def sample_matrix_bingham(
         _, logdet_G = np.linalg.slogdet(G)
         tr_U = np.trace(np.linalg.solve(S, G), axis1=1, axis2=2) / d
         log_det_U = logdet_G - logdet_S - k * np.log(d)
-        log_acc = 0.5 * d * (k + log_det_U - tr_U)
-        acc = np.log(rng.random(m)) < log_acc
-        idx = np.flatnonzero(acc)
-        take = min(idx.size, n_want - got)
-        if take > 0:
-            w, P = np.linalg.eigh(S[idx[:take]])
+
+        def accepted(idx):  # Y (YᵀY)^{-1/2}: the accepted frames
+            w, P = np.linalg.eigh(S[idx])
             S_inv_half = np.einsum("mij,mj,mlj->mil", P, 1.0 / np.sqrt(w), P)
-            out[got : got + take] = np.einsum("mij,mjl->mil", Y[idx[:take]], S_inv_half)
-            got += take
-            proposals += (int(idx[take - 1]) + 1) if got == n_want else m
-        else:
-            proposals += m
-        if got < n_want:
-            rate = max(got, 1) / max(proposals, 1)
-            batch = int(min(65536, max(16, 1.2 * (n_want - got) / max(rate, 1e-6))))
+            return np.einsum("mij,mjl->mil", Y[idx], S_inv_half)
+
+        return 0.5 * d * (k + log_det_U - tr_U), accepted
+
+    def stopped(proposals, got, n_want):
+        return f"matrix Bingham sampler: {proposals} proposals, {got} of {n_want} accepted"
+
+    out, proposals = rejection_draws(propose, (d, k), size, rng, batch, max_proposals, stopped)
     if evecs is not None:
         out = np.einsum("ij,mjl->mil", np.asarray(evecs), out)
-    res = out[0] if size is None else out
-    if return_info:
-        return res, {
-            "proposals": proposals,
-            "accepted": n_want,
-            "acceptance_rate": n_want / proposals,
-            "beta": beta,
-        }
-    return res
+    return draws_result(out, size, return_info, proposals, beta)

@@ -89,6 +89,30 @@ def sample_vector_bingham(
         is None the draws are returned in the eigen-coordinates.
     return_info : also return ``{"proposals": ..., "accepted": ..., "acceptance_rate": ..., "beta": ...}``.
     """
+    evals, evecs, beta, omega, inv_sqrt_omega = acg_envelope(B, eig)
+    d = evals.size
+
+    def propose(m):
+        y = rng.standard_normal((m, d)) * inv_sqrt_omega
+        r2 = np.einsum("ij,ij->i", y, y)
+        # u = xᵀΩx / d = (Σ z²) / (d Σ z²/ω): computed as (yᵀΩy)/(d ‖y‖²)
+        u = np.einsum("ij,ij,j->i", y, y, omega) / (d * r2)
+        log_acc = 0.5 * d * (1.0 + np.log(u) - u)
+        return log_acc, lambda idx: y[idx] / np.sqrt(r2[idx])[:, None]
+
+    def stopped(proposals, got, n_want):
+        return f"vector Bingham sampler: {proposals} proposals without finishing"
+
+    out, proposals = rejection_draws(propose, (d,), size, rng, batch, max_proposals, stopped)
+    if evecs is not None:
+        out = out @ np.asarray(evecs).T
+    return draws_result(out, size, return_info, proposals, beta)
+
+
+def acg_envelope(B: np.ndarray | None, eig):
+    """The angular central Gaussian envelope of exp(tr VᵀBV) (Kent, Ganeiber & Mardia 2018):
+    ``(evals, evecs, beta, omega, 1/sqrt(omega))`` with Ω = βI − 2Λ in B's eigenbasis, from ``B``
+    or its ``eig = (evals, evecs)`` (``evecs`` may be None: draws stay in the eigen-coordinates)."""
     if eig is None:
         if B is None:
             raise ValueError("give B or eig")
@@ -97,32 +121,36 @@ def sample_vector_bingham(
     else:
         evals, evecs = eig
         evals = np.asarray(evals, dtype=np.float64)
-    d = evals.size
-    n_want = 1 if size is None else int(size)
     beta = acg_beta(evals)
-    omega = beta - 2.0 * evals
-    inv_sqrt_omega = 1.0 / np.sqrt(omega)
-    out = np.empty((n_want, d))
+    omega = beta - 2.0 * evals  # > 0: the root of Σ 1/(β − 2λ) = 1 has β − 2λ₁ ≥ 1
+    return evals, evecs, beta, omega, 1.0 / np.sqrt(omega)
+
+
+def rejection_draws(propose, shape, size, rng, batch, max_proposals, stopped):
+    """Draw ``size`` (None: one) accepted proposals of ``shape`` by rejection.
+
+    ``propose(m)`` draws m proposals and returns their log acceptance probabilities and a function
+    of the indices of the accepted ones giving those draws; one uniform per proposal decides.  The
+    batch adapts to the observed acceptance rate.  Returns the draws (``(n, *shape)``) and the
+    number of proposals up to the last one used; ``RuntimeError(stopped(proposals, got, n))``
+    after ``max_proposals``."""
+    n_want = 1 if size is None else int(size)
+    out = np.empty((n_want, *shape))
     got = 0
     proposals = 0
     if batch is None:
         batch = max(16, min(8192, 4 * n_want + 8))
     while got < n_want:
         if proposals >= max_proposals:
-            raise RuntimeError(f"vector Bingham sampler: {proposals} proposals without finishing")
-        m = batch
-        y = rng.standard_normal((m, d)) * inv_sqrt_omega
-        r2 = np.einsum("ij,ij->i", y, y)
-        x = y / np.sqrt(r2)[:, None]
-        # u = xᵀΩx / d = (Σ z²) / (d Σ z²/ω): computed as (yᵀΩy)/(d ‖y‖²)
-        u = np.einsum("ij,ij,j->i", y, y, omega) / (d * r2)
-        log_acc = 0.5 * d * (1.0 + np.log(u) - u)
+            raise RuntimeError(stopped(proposals, got, n_want))
+        m = int(batch)
+        log_acc, accepted = propose(m)
         acc = np.log(rng.random(m)) < log_acc
         idx = np.flatnonzero(acc)
-        # count proposals up to (and including) the last one we use
+        # count proposals up to (and including) the last one used
         take = min(idx.size, n_want - got)
         if take > 0:
-            out[got : got + take] = x[idx[:take]]
+            out[got : got + take] = accepted(idx[:take])
             got += take
             proposals += (int(idx[take - 1]) + 1) if got == n_want else m
         else:
@@ -131,14 +159,18 @@ def sample_vector_bingham(
             # adapt the batch to the observed acceptance rate
             rate = max(got, 1) / max(proposals, 1)
             batch = int(min(65536, max(16, 1.2 * (n_want - got) / max(rate, 1e-6))))
-    if evecs is not None:
-        out = out @ np.asarray(evecs).T
+    return out, proposals
+
+
+def draws_result(out, size, return_info, proposals, beta):
+    """The draws as the samplers return them: one (``size`` None) or all, with their counts."""
     res = out[0] if size is None else out
     if return_info:
+        n = out.shape[0]
         return res, {
             "proposals": proposals,
-            "accepted": n_want,
-            "acceptance_rate": n_want / proposals,
+            "accepted": n,
+            "acceptance_rate": n / proposals,
             "beta": beta,
         }
     return res
