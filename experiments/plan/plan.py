@@ -241,8 +241,14 @@ def drawing_jobs(jobs: list[Job], scale: str) -> list[Job]:
         after = tuple(j.name for j in jobs if j.stage in stages)
         if after:
             out.append(
-                Job(f"draw/{'+'.join(names)}", STAGES[-1], (f"scale={scale}",), DRAW_KIND, 1.0,
-                    after=after)  # fmt: skip
+                Job(
+                    f"draw/{'+'.join(names)}",
+                    STAGES[-1],
+                    (f"scale={scale}",),
+                    DRAW_KIND,
+                    1.0,
+                    after=after,
+                )
             )
     return out
 
