@@ -252,6 +252,35 @@ def subspace_approx_design(epsilon: float, delta: float, *, d: int = 2) -> Audit
     )
 
 
+def eigenvalue_swap_design(relation: str, *, d: int = 2, n: int = 2) -> AuditDesign:
+    """The pair on which two eigenvalues of XᵀX move by 1 each, in opposite directions.
+
+    D: the differing row e₁, then e₂ and n − 2 zero rows; D′ (replace-one-row): e₂ in place of e₁.
+    λ(XᵀX) = (1, 1, 0, …) under D and (2, 0, 0, …) under D′: the largest eigenvalue moves by +1 and
+    the second by −1, an L1 change of 2, the replace-one-row sensitivity of the eigenvalues
+    (Lidskii; docs/amin_cov.md, "Guarantee").  No single eigenvalue can move by more than 1 (Weyl),
+    so a pair that attains the sensitivity 2 must move two of them: a mechanism that releases fewer
+    than two eigenvalues does not see its full sensitivity here.  Under another relation D′ is built
+    by :func:`pair_design` (add-remove: the row removed, λ = (1, 0, …): an L1 change of 1).
+    """
+    if d < 2 or n < 2:
+        raise ValueError("the eigenvalue swap needs d >= 2 and n >= 2")
+    base = np.zeros((n - 1, d))
+    base[0, 1] = 1.0
+    des = pair_design(
+        base,
+        _unit(d, 0),
+        _unit(d, 1),
+        relation,
+        "eigenvalue_swap",
+        f"e1 (D) or e2 (D') then e2 and {n - 2} zero rows in R^{d}: "
+        "eigenvalues of X'X (1, 1) vs (2, 0)",
+        k=1,
+    )
+    des.statistic = "likelihood-ratio"
+    return des
+
+
 #: which design suits which mechanism (anything not listed uses the Gaussian design)
 DESIGN_OF = {
     "ppca": "bingham",

@@ -437,7 +437,11 @@ def amin_cov_variant(kind: str) -> Callable[..., MechanismOutput]:
     and the half split its eigenvector alone is 4ε_1 = 2ε-DP.  ``add_remove_laplace``: only the
     Laplace scale of add/remove (sensitivity 1, not 2); broken for two or more released eigenvalues
     (the pair of tests/mechanisms/test_amin_cov.py moves two eigenvalues by 1 each), which the search's
-    one-coordinate statistics do not combine: docs/amin_cov.md.
+    one-coordinate statistics do not combine.  The white-box audit catches it
+    (:mod:`.whitebox`, tap ``amin_cov``: the Laplace likelihood ratio of both eigenvalues on
+    :func:`.designs.eigenvalue_swap_design`, against the eigenvalues' share ε_0 of the claim); it
+    catches ``reference_constants`` (the same Laplace scale) and ``no_eigenvalue_noise`` there too:
+    docs/amin_cov.md, "Audit".
     """
     if kind not in AMIN_COV_VARIANTS:
         raise ValueError(f"unknown amin_cov variant {kind!r}; valid: {sorted(AMIN_COV_VARIANTS)}")

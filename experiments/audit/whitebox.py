@@ -26,6 +26,16 @@ For DP-PCA and k-DP-PCA (Liu et al. 2022; Düngler & Sanyal 2025, mechanisms/dp_
 statistic is the private mean ĝ of the minibatch that holds the differing row, Gaussian given its
 private centre and clipping radius; its means under D and D′ come from the mechanism run on the
 neighbour with the same seed (:class:`CoupledMeanLRT`, design :func:`oja_gradient_design`).
+For ``amin_cov`` (Amin et al. 2019, Algorithm 1 step 1) the noisy statistic is its r released
+eigenvalues, Laplace around A's (the ``rng.laplace`` draw is recorded, :class:`LaplaceRecordingGenerator`);
+the test is the Laplace log-likelihood ratio (:class:`LaplaceLRT`), whose law and exact ε(δ) are
+computed (:func:`laplace_loss_survival`, :func:`laplace_delta_for_epsilon`), on the pair that moves two
+eigenvalues by 1/n each (:func:`.designs.eigenvalue_swap_design`).  That release is one part of a
+basic composition (ε = ε_0 + Σ ε_i, the paper's Theorem 1), so it is audited against its share ε_0 of
+the claim (:attr:`Tap.share`): the composition proof needs each part within its share, and the vector
+draws, independent of the eigenvalue noise given the data, are not observed.  (Against the whole
+claim the test would be vacuous for the known defect: with the ``half`` split, eigenvalues at twice
+their share spend exactly ε, the whole claim, so only the vectors' loss on top would exceed it.)
 
 Any statistic gives a valid bound (the event is chosen on a calibration split and certified on fresh
 trials); the model above only decides how tight it is.
@@ -50,7 +60,13 @@ from experiments.audit.bounds import (
     max_certifiable_epsilon,
 )
 from experiments.audit.common import accepted_params, resolve, verdict
-from experiments.audit.designs import AUDIT_PARAMS, AuditDesign, check_neighbours, pair_design
+from experiments.audit.designs import (
+    AUDIT_PARAMS,
+    AuditDesign,
+    check_neighbours,
+    eigenvalue_swap_design,
+    pair_design,
+)
 from mechanisms import MechanismOutput
 
 # ---------------------------------------------------------------------------------------------
@@ -79,6 +95,63 @@ def chi2_scale_delta_for_epsilon(r: int, v1: float, v0: float, epsilon: float) -
     return max(0.0, float(d_up), float(d_dn))
 
 
+def _laplace_loss_survival_1(s, a: float, side: int):
+    """P(L ≥ s) for one coordinate's privacy loss L = (|y − m₀| − |y − m₁|)/b, with a = |m₁ − m₀|/b,
+    y ~ Lap(m₁, b) (``side=1``, D) or Lap(m₀, b) (``side=0``, D′).
+
+    L is a beyond m₁ (probability 1/2 under D, e^{−a}/2 under D′), −a beyond m₀ (e^{−a}/2 under D,
+    1/2 under D′) and 2|y − m₀|/b − a between them, with density e^{(l−a)/2}/4 under D and
+    e^{−(l+a)/2}/4 under D′ on (−a, a) (their ratio is e^l)."""
+    s = np.asarray(s, dtype=float)
+    inside = np.clip(s, -a, a)
+    mid = 1.0 - 0.5 * np.exp((inside - a) / 2.0) if side == 1 else 0.5 * np.exp(-(inside + a) / 2)
+    return np.where(s <= -a, 1.0, np.where(s > a, 0.0, mid))
+
+
+def laplace_loss_survival(shifts, t: float, side: int) -> float:
+    """P(Σ_i L_i ≥ t) for the privacy loss of independent Laplace coordinates with the same scale b,
+    whose means under D and D′ differ by a_i·b (``shifts`` = the a_i), under D (``side=1``) or D′.
+
+    This is the law of the likelihood-ratio statistic of :class:`LaplaceLRT`.  Exact up to
+    quadrature for at most two moving coordinates (the designs of the audit move at most two):
+    P(L₁ + L₂ ≥ t) = Σ_atoms w·S₂(t − l) + ∫ f₁(l) S₂(t − l) dl, with S₂ in closed form."""
+    from scipy.integrate import quad
+
+    a = [float(x) for x in np.ravel(shifts) if x > 0]
+    if not a:
+        return 1.0 if t <= 0 else 0.0
+    if len(a) == 1:
+        return float(_laplace_loss_survival_1(t, a[0], side))
+    if len(a) > 2:
+        raise NotImplementedError(
+            "the exact Laplace profile is implemented for at most two moving coordinates"
+        )
+    a1, a2 = a
+    up, down = (0.5, 0.5 * math.exp(-a1)) if side == 1 else (0.5 * math.exp(-a1), 0.5)
+    if side == 1:
+        dens = lambda l: 0.25 * math.exp((l - a1) / 2.0)  # noqa: E731
+    else:
+        dens = lambda l: 0.25 * math.exp(-(l + a1) / 2.0)  # noqa: E731
+    s2 = lambda l: float(_laplace_loss_survival_1(t - l, a2, side))  # noqa: E731
+    kinks = [x for x in (t - a2, t + a2) if -a1 < x < a1]
+    cont = quad(lambda l: dens(l) * s2(l), -a1, a1, points=kinks or None, epsabs=1e-13, limit=200)
+    return float(up * s2(a1) + down * s2(-a1) + cont[0])
+
+
+def laplace_delta_for_epsilon(shifts, epsilon: float) -> float:
+    """Exact δ(ε) between two products of Laplace laws of one scale whose means differ by a_i·b.
+
+    δ(ε) = P_D(L ≥ ε) − e^ε P_D′(L ≥ ε), L the privacy loss (the optimal event is {L ≥ ε}; on an
+    atom at L = ε both sides contribute in the ratio e^ε).  The law of −L under D′ is the law of L
+    under D, so the other order gives the same profile.  At δ = 0 the profile is ε = Σ a_i, the
+    largest value L takes (with probability ≥ 1/4 under D)."""
+    if any(not math.isfinite(float(x)) for x in np.ravel(shifts)):
+        return 1.0
+    d1 = laplace_loss_survival(shifts, epsilon, 1)
+    d0 = laplace_loss_survival(shifts, epsilon, 0)
+    return max(0.0, d1 - math.exp(epsilon) * d0)
+
+
 def _invert(delta_of: Callable[[float], float], delta: float) -> float:
     from scipy.optimize import brentq
 
@@ -96,9 +169,15 @@ def exact_epsilon(measured: dict, delta: float, *, noise_factor: float = 1.0) ->
     """Exact ε(δ) of the noisy statistic ``measured`` (from :func:`measure_mu`), noise scaled by a factor.
 
     Gaussian: ε(δ) of μ / noise_factor (Balle & Wang 2018, Theorem 8).  Sketch: the χ² profile with
-    the lift w scaled by noise_factor (:func:`chi2_scale_delta_for_epsilon`)."""
+    the lift w scaled by noise_factor (:func:`chi2_scale_delta_for_epsilon`).  Laplace: the profile
+    of the shifts a_i / noise_factor (:func:`laplace_delta_for_epsilon`); Σ a_i at δ = 0."""
     from mechanisms.calibration import gaussian_epsilon_for_delta
 
+    if measured["kind"] == "laplace":
+        a = np.asarray(measured["shifts"], dtype=float) / noise_factor
+        if delta <= 0 or not np.all(np.isfinite(a)):
+            return float(np.sum(a))
+        return _invert(lambda e: laplace_delta_for_epsilon(a, e), delta)
     if measured["kind"] == "gaussian":
         return gaussian_epsilon_for_delta(measured["mu"] / noise_factor, delta)
     if measured["kind"] == "chi2":
@@ -121,6 +200,8 @@ class Release:
     X: np.ndarray | None
     scale: float
     mask: str  # "upper": symmetric noise, i.i.d. on the upper triangle; "full": i.i.d. entries
+    #: the noise drawn, where the tap captures it (Laplace taps: Y must be the mean plus this draw)
+    noise: np.ndarray | None = None
 
 
 @dataclass
@@ -154,6 +235,27 @@ class RecordingGenerator:
         if self.zero:
             return np.full(size if size is not None else (), float(loc))
         return self._rng.normal(loc, scale, size)
+
+    def __getattr__(self, name):
+        return getattr(self._rng, name)
+
+
+class LaplaceRecordingGenerator:
+    """A ``numpy.random.Generator`` stand-in that records every ``laplace`` draw (the eigenvalue noise
+    of ``amin_cov``): its scale and the noise drawn; in zero mode it returns the location instead.
+    Everything else (the eigenvector sampler's draws) is delegated unchanged."""
+
+    def __init__(self, rng: np.random.Generator, zero: bool = False) -> None:
+        self._rng, self.zero, self.scales, self.draws = rng, zero, [], []
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        self.scales.append(float(scale))
+        if self.zero:
+            x = np.full(size if size is not None else (), loc, dtype=float)
+        else:
+            x = self._rng.laplace(loc, scale, size)
+        self.draws.append(np.asarray(x, dtype=float) - loc)
+        return x
 
     def __getattr__(self, name):
         return getattr(self._rng, name)
@@ -328,6 +430,11 @@ class Tap:
     #: coupled: each run draws its own seed, and the statistic runs the mechanism again on the
     #: neighbouring dataset with that seed (:class:`CoupledMeanLRT`) instead of using zero-noise means
     coupled: bool = False
+    #: the noise is ``rng.laplace`` (recorded by :class:`LaplaceRecordingGenerator`)
+    uses_rng_laplace: bool = False
+    #: the tapped release is one part of a composition: ``share(output, d)`` is the ε that part
+    #: claims and a line saying which part (the audit's claim); None: the whole guarantee's ε
+    share: Callable[[MechanismOutput, int], tuple[float, str]] | None = None
 
 
 def _sym_releases(rec: Recorder, rng, out, params) -> list[Release]:
@@ -368,6 +475,38 @@ def _sketch_releases(rec: Recorder, rng, out, params) -> list[Release]:
     for part in ("release", "diagnostics", "info"):
         w = (getattr(out, part, None) or {}).get("lift", w) if w is None else w
     return [Release(Z, None, float(rec.lift[0] if w is None else w), "rows")]
+
+
+def _eigenvalue_releases(rec: Recorder, rng, out, params) -> list[Release]:
+    """amin_cov's noisy eigenvalues λ̂ = λ + Lap(b)^r: the released ``eigenvalues``, the one Laplace
+    draw of the run and its scale b, as drawn."""
+    if len(rng.scales) != 1:
+        raise RuntimeError(
+            f"{len(rng.scales)} Laplace draws captured, expected one (the eigenvalue noise): the "
+            "mechanism changed; update the white-box tap"
+        )
+    Y = np.asarray(out.release["eigenvalues"], dtype=float)
+    noise = rng.draws[0]
+    if noise.shape != Y.shape:
+        raise RuntimeError(
+            "the Laplace draw and the released eigenvalues differ in shape: update the white-box tap"
+        )
+    return [Release(Y, None, rng.scales[0], "full", noise)]
+
+
+def _eigenvalue_share(out: MechanismOutput, d: int) -> tuple[float, str]:
+    """The part of amin_cov's claimed ε that its eigenvalue release must keep: ε_0 of the budget split
+    of the claimed ε (``mechanisms.amin_cov.budget_split``, with the release's split and rank r; m =
+    min(r, d − 1) vectors drawn).  Computed from the claim, not read from the release, so a variant
+    that runs at another ε than it claims is held to the claim's share."""
+    from mechanisms.amin_cov import budget_split
+
+    r, split = int(out.release["rank"]), str(out.release["split"])
+    eps0, eps_vec = budget_split(float(out.guarantee.epsilon), min(r, d - 1), split)
+    return float(eps0), (
+        f"eigenvalues: epsilon_0 = {eps0:.6g} of the claimed epsilon = "
+        f"{out.guarantee.epsilon:.6g} ({split} split; the {len(eps_vec)} eigenvector draws hold the rest)"
+    )
 
 
 def _private_mean_releases(rec: Recorder, rng, out, params) -> list[MeanRelease]:
@@ -446,12 +585,29 @@ TAPS: dict[str, Tap] = {
         patch_module="mechanisms.dp_pca",
         coupled=True,
     ),
+    # amin_cov (Amin et al. 2019, Algorithm 1 step 1): the r eigenvalues of A plus Laplace noise,
+    # audited against their share ε_0 of the claim (:class:`LaplaceLRT`, eigenvalue_swap_design)
+    "amin_cov": Tap(
+        "mechanisms.amin_cov",
+        (),
+        "laplace",
+        _eigenvalue_releases,
+        extra_params={"clamp_eigenvalues": False},
+        uses_rng_laplace=True,
+        share=_eigenvalue_share,
+    ),
 }
 
 #: white-box dataset sizes and parameters (d = 2, k = 1; p = d so that every product sees the full shift).
 #: Online PCA: a 32-row stream (H = 5), so that the differing row enters 6 released tree nodes; on a
 #: short stream a calibration that mis-counts the levels is off by less (√3 for 4 rows against √6)
-WHITEBOX_N = {"online_pca": 32, "streaming_power": 50, "dp_pca": 4000, "k_dp_pca": 4000}
+WHITEBOX_N = {
+    "online_pca": 32,
+    "streaming_power": 50,
+    "dp_pca": 4000,
+    "k_dp_pca": 4000,
+    "amin_cov": 2,
+}
 #: relative tolerance of the exact-ε(δ) verdict: the numerical inversions (Balle–Wang by root finding,
 #: dp-accounting's privacy-loss distribution for the tight calibrations) agree to about 1e-7
 EXACT_TOLERANCE = 1e-6
@@ -463,6 +619,8 @@ WHITEBOX_PARAMS = {
     # one minibatch of all the rows (of each round's rows for k-DP-PCA): :func:`oja_gradient_design`
     "dp_pca": {"iterations": 1},
     "k_dp_pca": {"iterations": 1},
+    # two eigenvalues released: the design moves both (one alone moves by at most 1/n)
+    "amin_cov": {"rank": 2},
 }
 
 
@@ -493,7 +651,12 @@ class TapRunner:
             self.rec.seed = int(rng.integers(2**63 - 1))
             self.rec.source = X
             rng = np.random.default_rng(self.rec.seed)
-        g = RecordingGenerator(rng, zero=zero) if self.tap.uses_rng_normal else rng
+        if self.tap.uses_rng_normal:
+            g = RecordingGenerator(rng, zero=zero)
+        elif self.tap.uses_rng_laplace:
+            g = LaplaceRecordingGenerator(rng, zero=zero)
+        else:
+            g = rng
         out = self.fn(X, self.k, rng=g, **self.params)
         self.last_output = out
         return self.tap.extract(self.rec, g, out, {**self.params, "_select": self.tap.select})
@@ -552,6 +715,46 @@ class GaussianLRT:
             T += float(np.dot(_masked(r.Y, r.mask) - mid, shift)) / r.scale**2
             mu2 += float(np.dot(shift, shift)) / r.scale**2
         return T, math.sqrt(mu2)
+
+
+class LaplaceLRT:
+    """T = Σ_i (|Y_i − m₀_i| − |Y_i − m₁_i|)/b: the log-likelihood ratio of D over D′ for a release
+    Y ~ m + Lap(b)^r (i.i.d. coordinates), with the means m₁ = m(D), m₀ = m(D′) from zero-noise runs.
+
+    Its law is that of the privacy loss, Σ_i L_i with a_i = |m₁_i − m₀_i|/b
+    (:func:`laplace_loss_survival`); only the coordinates whose means differ contribute.  Each call
+    checks that the release is the zero-noise mean plus the Laplace draw the tap captured (so the
+    noise is the draw whose scale was recorded), and refuses otherwise.  Returns (T, Σ a_i)."""
+
+    def __init__(self, A1: list[np.ndarray], A0: list[np.ndarray]) -> None:
+        if len(A1) != 1 or len(A0) != 1 or A1[0].shape != A0[0].shape:
+            raise RuntimeError(
+                "the Laplace tap expects one release of the same shape under D and D'"
+            )
+        self.m1, self.m0 = np.asarray(A1[0], float), np.asarray(A0[0], float)
+        self.moving = np.flatnonzero(self.m1 != self.m0)
+
+    def shifts(self, scale: float) -> np.ndarray:
+        """a_i = |m₁_i − m₀_i|/b of the moving coordinates (∞ without noise)."""
+        diff = np.abs(self.m1 - self.m0)[self.moving]
+        if scale <= 0:
+            return np.full(diff.shape, math.inf)
+        return diff / scale
+
+    def __call__(self, rel: list[Release]) -> tuple[float, float]:
+        r = rel[0]
+        if r.noise is not None:
+            base = r.Y - r.noise
+            tol = 1e-12 * (1.0 + np.abs(r.Y))
+            if not (np.all(np.abs(base - self.m1) <= tol) or np.all(np.abs(base - self.m0) <= tol)):
+                raise RuntimeError(
+                    "the release is not the zero-noise mean plus the captured Laplace draw: update "
+                    "the white-box tap (LaplaceLRT)"
+                )
+        y, m1, m0 = r.Y[self.moving], self.m1[self.moving], self.m0[self.moving]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            T = float(np.sum((np.abs(y - m0) - np.abs(y - m1)) / r.scale))
+        return T, float(np.sum(self.shifts(r.scale)))
 
 
 class CoupledMeanLRT:
@@ -629,6 +832,8 @@ def model_event(measured: dict, delta: float, trials: int, alpha: float) -> dict
     is largest.  Being fixed in advance, it needs no calibration split and no correction."""
     from scipy.stats import chi2, norm
 
+    if measured["kind"] == "laplace":
+        return _laplace_model_event(measured["shifts"], delta, trials, alpha)
     if measured["kind"] == "gaussian":
         mu = measured["mu"]
         grid = np.linspace(-3.0, 3.0 + mu, 601)
@@ -657,6 +862,35 @@ def model_event(measured: dict, delta: float, trials: int, alpha: float) -> dict
                 "threshold": float(thr[i]),
             }
     return best
+
+
+def _laplace_model_event(shifts, delta: float, trials: int, alpha: float) -> dict:
+    """The event {T ≥ t} of :class:`LaplaceLRT` whose expected Clopper–Pearson bound is largest, t on a
+    grid over the loss's range [−Σa, Σa] (:func:`laplace_loss_survival` for its probabilities).  Each
+    threshold is lowered by 1e-9 so that the atom at T = Σa, computed in floating point, is inside.
+    The other orientation gives the same bounds (the law of −T under D′ is the law of T under D)."""
+    a = np.asarray(shifts, dtype=float)
+    if not np.all(np.isfinite(a)):  # no noise: T = +∞ under D, −∞ under D′
+        return {
+            "expected_epsilon_lower": math.inf,
+            "orientation": "D1>D0",
+            "tail": "upper",
+            "threshold": 0.0,
+        }
+    total = float(np.sum(a))
+    grid = np.linspace(-total, total, 201)
+    p1 = np.array([laplace_loss_survival(a, t, 1) for t in grid])
+    p0 = np.array([laplace_loss_survival(a, t, 0) for t in grid])
+    exp = np.asarray(epsilon_lower_bound(p1 * trials, trials, p0 * trials, trials, delta, alpha))
+    i = int(np.argmax(exp))
+    return {
+        "expected_epsilon_lower": float(exp[i]),
+        "orientation": "D1>D0",
+        "tail": "upper",
+        "threshold": float(grid[i]) - 1e-9,
+        "p_D_model": float(p1[i]),
+        "p_Dprime_model": float(p0[i]),
+    }
 
 
 def whitebox_design(name: str, relation: str, *, d: int = 2, n: int | None = None) -> AuditDesign:
@@ -716,6 +950,7 @@ def oja_gradient_design(relation: str, *, d: int = 2, n: int = 4000) -> AuditDes
 WHITEBOX_DESIGNS: dict[str, Callable[..., AuditDesign]] = {
     "dp_pca": oja_gradient_design,
     "k_dp_pca": oja_gradient_design,
+    "amin_cov": eigenvalue_swap_design,
 }
 
 
@@ -732,7 +967,7 @@ def _prepare(mechanism, epsilon, delta, params):
         **AUDIT_PARAMS.get(base, {}),
         **WHITEBOX_PARAMS.get(base, {}),
         "epsilon": float(epsilon),
-        "delta": float(delta),
+        "delta": 0.0 if delta is None else float(delta),  # None: a pure-epsilon mechanism
         **params,
     }
     p.pop("keep_subspaces", None)
@@ -758,7 +993,9 @@ def measure_mu(
     """The exact statistic model of a mechanism's noisy statistic on its full-sensitivity design.
 
     Gaussian taps: ``{"kind": "gaussian", "mu": μ, "sigma": [σ_l], ...}`` with μ = sqrt(Σ ‖shift_l‖²/σ_l²)
-    measured on the code actually run.  Sketch: ``{"kind": "chi2", "r", "w", "mass_D", "mass_Dprime"}``."""
+    measured on the code actually run.  Sketch: ``{"kind": "chi2", "r", "w", "mass_D", "mass_Dprime"}``.
+    Laplace (amin_cov's eigenvalues): ``{"kind": "laplace", "shifts": [a_i], "scale": b, ...}`` with
+    a_i = |m_i(D) − m_i(D′)|/b for the coordinates that move."""
     name, base, fn, p = _prepare(mechanism, epsilon, delta, params)
     tap = TapRunner(base, fn, k, p)
     relation = _declared_relation(fn, base, k, tap.params, d)
@@ -778,6 +1015,21 @@ def measure_mu(
                 "mass_Dprime": float(np.sum((des.X0 @ x) ** 2)),
                 "relation": relation,
                 "design": des,
+            }
+        if TAPS[base].kind == "laplace":
+            A1 = _mean_matrices(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
+            A0 = _mean_matrices(tap.run(des.X0, np.random.default_rng([seed, 11]), zero=True))
+            lrt = LaplaceLRT(A1, A0)
+            rel = tap.run(des.X1, np.random.default_rng([seed, 12]))
+            lrt(rel)  # checks the release against the captured draw
+            return {
+                "kind": "laplace",
+                "shifts": [float(a) for a in lrt.shifts(rel[0].scale)],
+                "scale": rel[0].scale,
+                "n_releases": len(rel),
+                "relation": relation,
+                "design": des,
+                "lrt": lrt,
             }
         if TAPS[base].coupled:
             check_mean_model(tap.run(des.X1, np.random.default_rng([seed, 11]), zero=True))
@@ -890,7 +1142,10 @@ def whitebox_audit(
     calibration split (:func:`.bounds.audit_scores`), as in the black-box audit.  The exact ε(δ) of
     the measured noisy statistic is returned beside the bound (``exact_epsilon``, ``bound_over_exact``)
     and enters the verdict (:func:`whitebox_verdict`): ``violation`` is true when the certified bound
-    (``statistical_violation``) or the exact ε(δ) (``exact_violation``) exceeds the claim."""
+    (``statistical_violation``) or the exact ε(δ) (``exact_violation``) exceeds the claim.  For a tap
+    with a :attr:`Tap.share` (``amin_cov``) the claim is the tapped part's share of the guarantee:
+    ``claimed_epsilon`` is that share, ``claimed_epsilon_total`` the guarantee's ε and ``claim_part``
+    says which part; δ is the guarantee's (0 for ``amin_cov``, whatever ``delta`` is passed)."""
     if event not in ("model", "split"):
         raise ValueError(f"event must be 'model' or 'split', got {event!r}")
     name, base, fn, p = _prepare(mechanism, epsilon, delta, params)
@@ -907,7 +1162,7 @@ def whitebox_audit(
             rng = np.random.default_rng([seed, 13, side])
             for i in range(int(trials)):
                 rel = tap.run(X, rng)
-                if m["kind"] == "gaussian":
+                if m["kind"] in ("gaussian", "laplace"):
                     T, mu = m["lrt"](rel)
                     if i < 3:
                         mus.append(mu)
@@ -935,13 +1190,15 @@ def whitebox_audit(
         )
     exact = exact_epsilon(m, g.delta)
     lower = res["audited_epsilon_lower"]
-    claimed = float(g.epsilon)
+    claimed, part = float(g.epsilon), None
+    if TAPS[base].share is not None:  # the tapped release is one part of a composition
+        claimed, part = TAPS[base].share(tap.last_output, int(des.X1.shape[1]))
     exact_violation = bool(exact > claimed * (1.0 + EXACT_TOLERANCE))
     statistical_violation = bool(lower > claimed)
     out = {
         "mechanism": getattr(fn, "audit_name", name),
         "mode": "whitebox",
-        "claimed_epsilon": float(g.epsilon),
+        "claimed_epsilon": claimed,
         "delta": float(g.delta),
         "neighbouring": g.neighbouring,
         "guarantee_exact": bool(g.exact),
@@ -958,7 +1215,15 @@ def whitebox_audit(
         "violation": exact_violation or statistical_violation,
         "verdict": whitebox_verdict(claimed, lower, exact, bool(res["at_ceiling"])),
     }
-    if m["kind"] == "gaussian":
+    if part is not None:
+        out.update(claimed_epsilon_total=float(g.epsilon), claim_part=part)
+    if m["kind"] == "laplace":
+        out.update(
+            laplace_shifts=m["shifts"],
+            noise_scales=[m["scale"]],
+            n_noisy_releases=m["n_releases"],
+        )
+    elif m["kind"] == "gaussian":
         out.update(
             mu=m["mu"],
             noise_scales=m["sigma"],
