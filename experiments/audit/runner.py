@@ -25,7 +25,14 @@ import numpy as np
 
 from experiments.audit.bayes import bayes_fields
 from experiments.audit.bounds import audit_scores
-from experiments.audit.common import accepted_params, audit_params, resolve, verdict
+from experiments.audit.common import (
+    accepted_params,
+    audit_jobs,
+    audit_params,
+    in_workers,
+    resolve,
+    verdict,
+)
 from experiments.audit.designs import AuditDesign, design_for, gaussian_design
 from experiments.audit.search import search_audit
 from experiments.audit.settings import AuditSettings
@@ -68,6 +75,30 @@ def run_trials(
     return out
 
 
+def _design_side(
+    fn: Callable[..., MechanismOutput],
+    X: np.ndarray,
+    k: int,
+    trials: int,
+    seed: int,
+    side: int,
+    statistic: str,
+    params: dict,
+):
+    """The design audit's runs on one dataset (``side`` 1 for D, 0 for D′), from its stream
+    ``default_rng([seed, 7, side])``: the statistic of all ``trials``, and, on D, the guarantee of
+    the first run, made on its own (``None`` on D′, whose runs are made by one :func:`run_trials`)."""
+    rng = np.random.default_rng([seed, 7, side])
+    if side == 0:
+        return None, run_trials(fn, X, k, trials, rng, statistic, **params)
+    first = fn(X, k, rng=rng, **params)
+    stat = STATISTICS[statistic]
+    s = np.concatenate(
+        [[stat(first.components)], run_trials(fn, X, k, trials - 1, rng, statistic, **params)]
+    )
+    return first.guarantee, s
+
+
 def audit_mechanism(
     mechanism: str | Callable,
     *,
@@ -85,6 +116,7 @@ def audit_mechanism(
     design: AuditDesign | None = None,
     design_name: str | None = None,
     design_epsilon: float | None = None,
+    jobs: int | None = 1,
     **mechanism_params,
 ) -> dict:
     """Audit one mechanism: run it ``trials`` times on each of two neighbouring datasets.
@@ -97,6 +129,9 @@ def audit_mechanism(
     ``design_epsilon`` tunes ε-dependent designs for a suspected true ε instead of the claim).
     Returns a dict with ``audited_epsilon_lower``, ``claimed_epsilon``, ``delta``, ``confidence``,
     the event, counts and timings.  Randomness: ``default_rng([seed, 7, side])`` per dataset.
+    ``jobs`` (:func:`.common.audit_jobs`; ``None``: every core): with more than one, the two
+    datasets' runs are made in two worker processes, from the same streams, so the result is the
+    same (a peer, which batches its runs in a process of its own, keeps them in this one).
     """
     name, fn = resolve(mechanism)
     design_name = design_name or getattr(fn, "audit_design", name)
@@ -118,17 +153,13 @@ def audit_mechanism(
             row_norm=row_norm,
         )
     design.k = k
-    rng1, rng0 = np.random.default_rng([seed, 7, 1]), np.random.default_rng([seed, 7, 0])
-    first = fn(design.X1, k, rng=rng1, **params)
-    g = first.guarantee
-    stat = STATISTICS[design.statistic]
-    s1 = np.concatenate(
-        [
-            [stat(first.components)],
-            run_trials(fn, design.X1, k, trials - 1, rng1, design.statistic, **params),
-        ]
-    )
-    s0 = run_trials(fn, design.X0, k, trials, rng0, design.statistic, **params)
+    n_jobs = audit_jobs(jobs)
+    sides = [(fn, design.X1, k, trials, seed, 1, design.statistic, params)]
+    sides.append((fn, design.X0, k, trials, seed, 0, design.statistic, params))
+    if n_jobs == 1 or hasattr(fn, "repeated"):  # a peer batches its runs in a process of its own
+        (g, s1), (_, s0) = (_design_side(*args) for args in sides)
+    else:  # each dataset's runs have their own stream, [seed, 7, side]
+        (g, s1), (_, s0) = in_workers(((_design_side, args, {}) for args in sides), 2)
     seconds = time.perf_counter() - t0
     res = audit_scores(
         s1,
@@ -161,6 +192,7 @@ def audit_mechanism(
         "trials": int(trials),
         "seed": int(seed),
         "mechanism_params": params,
+        "jobs": n_jobs,
         "seconds": seconds,
         "violation": bool(lower > claimed),
         "verdict": verdict(claimed, lower, res["at_ceiling"]),
@@ -205,10 +237,21 @@ def audited_mechanism(s: AuditSettings) -> str | Callable[..., MechanismOutput]:
     return s.mechanism
 
 
+def _whitebox_scores(mech: str | Callable, **kw) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """:func:`.tradeoff.whitebox_scores`'s samples on D and D′ and its model's μ (``None`` if it has
+    none): what the white-box record's trade-off curve needs, and all of it picklable."""
+    s1, s0, model = whitebox_scores(mech, **kw)
+    return s1, s0, model.get("mu")
+
+
 def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
     """Run the audit of ``s.mode`` on ``mech`` with the keyword arguments ``params``; the result
-    with the mechanism's audit name, the mode and the verdict."""
+    with the mechanism's audit name, the mode and the verdict.  ``s.jobs`` worker processes
+    (:func:`.common.audit_jobs`) share the independent units of work: the search's designs and each
+    dataset's certifying runs, the design audit's two datasets, the white-box audit and the second
+    draw of its samples; the result is the same for any number."""
     params = dict(params)
+    jobs = audit_jobs(s.jobs)
     common = {
         "epsilon": params.pop("epsilon", None),
         "delta": params.pop("delta", None),
@@ -227,6 +270,7 @@ def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
             row_norm=s.row_norm,
             design_name=s.mechanism,
             design_epsilon=s.design_epsilon,
+            jobs=jobs,
             **params,
         )
     elif s.mode == "search":
@@ -239,17 +283,22 @@ def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
             time_budget=None if s.time_budget is None else float(s.time_budget),
             learned=s.learned or None,
             handmade=s.handmade,
+            jobs=jobs,
             **params,
         )
     else:
         for key in ("iterations", "block_size", "keep_subspaces"):
             params.pop(key, None)
-        res = whitebox_audit(
-            mech, **common, calibration_fraction=s.calibration_fraction, n=s.n, **params
-        )
+        audit_kw = {**common, "calibration_fraction": s.calibration_fraction, "n": s.n, **params}
         # the same samples again, for the statistic's trade-off curve and μ-GDP fit
         wb = {key: common[key] for key in ("epsilon", "delta", "trials", "seed")}
-        s1, s0, model = whitebox_scores(mech, **wb, n=s.n, **params)
+        scores_kw = {**wb, "n": s.n, **params}
+        if jobs == 1:
+            res = whitebox_audit(mech, **audit_kw)
+            s1, s0, mu = _whitebox_scores(mech, **scores_kw)
+        else:  # two computations from their own streams, side by side in two worker processes
+            calls = [(whitebox_audit, (mech,), audit_kw), (_whitebox_scores, (mech,), scores_kw)]
+            res, (s1, s0, mu) = in_workers(calls, 2)
         res.update(
             tradeoff_audit(
                 s1,
@@ -257,10 +306,11 @@ def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
                 delta=res["delta"],
                 confidence=s.confidence,
                 calibration_fraction=s.calibration_fraction,
-                model_mu=model.get("mu"),
+                model_mu=mu,
             )
         )
     res["mechanism"] = getattr(mech, "audit_name", s.mechanism)
+    res["jobs"] = jobs
     res.update(bayes_fields(res, seed=s.seed))
     res.setdefault("mode", s.mode)
     res.setdefault(

@@ -38,7 +38,14 @@ from experiments.audit.bounds import (
     epsilon_lower_bound,
     max_certifiable_epsilon,
 )
-from experiments.audit.common import audit_params, release_status, resolve, verdict
+from experiments.audit.common import (
+    audit_jobs,
+    audit_params,
+    in_workers,
+    release_status,
+    resolve,
+    verdict,
+)
 from experiments.audit.designs import AuditDesign, catalogue, check_neighbours, random_designs
 from experiments.audit.statistics import (
     BitFeatures,
@@ -128,6 +135,131 @@ def _event_count(s: np.ndarray, tail: str, t: float) -> int:
     return int(np.sum(s >= t)) if tail == "upper" else int(np.sum(s <= t))
 
 
+def _calibrate_design(
+    j: int,
+    des: AuditDesign,
+    *,
+    fn: Callable,
+    params: dict,
+    relation: str,
+    seed: int,
+    calibration_trials: int,
+    design_budget: float | None,
+    n_bits: int,
+    learned: tuple[str, ...] | None,
+    handmade: bool,
+    learn_fraction: float,
+    delta: float,
+    alpha: float,
+    deadline: float | None = None,
+) -> dict:
+    """Calibrate design ``j`` of the search: its reference and calibration runs, statistics and events.
+
+    Every draw comes from generators seeded by ``seed`` and ``j`` (the random directions
+    ``[seed, 19, j]``, the reference runs ``[seed, 31, j]``, the calibration runs
+    ``[seed, 23, j, side]``) or by ``seed`` alone (the learned testers), so the result is the same
+    in any process and in any order.
+
+    Parameters
+    ----------
+    j : int
+        The design's index among the candidates.
+    des : AuditDesign
+        The design.
+    fn, params, relation, seed, calibration_trials, design_budget, n_bits, learned, handmade, learn_fraction
+        As in :func:`search_audit` (``fn`` resolved, ``params`` its keyword arguments, ``relation``
+        the declared neighbouring relation).
+    delta, alpha : float
+        The claimed δ and 1 − confidence, for the choice of events.
+    deadline : float, optional
+        A ``time.time()`` after which the design is not run (the search's ``time_budget`` in a
+        worker process).
+
+    Returns
+    -------
+    dict
+        ``{"skipped": reason}``, or ``{"entries": [...]}``: the design's leaderboard entries, each
+        with its statistic's event and calibration bound (``score``) and, under ``_stats``,
+        ``_learned`` and ``_calibration``, what certification reuses.
+    """
+    if deadline is not None and time.time() > deadline:
+        return {"skipped": "time budget"}
+    check_neighbours(des.X1, des.X0, relation)
+    feats = design_features(des.X1, des.X0, des.k, rng=np.random.default_rng([seed, 19, j]))
+    try:
+        # the reference runs: one per dataset, the same fixed noise stream for both
+        t1 = time.perf_counter()
+        ref1 = fn(des.X1, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
+        if (
+            design_budget is not None
+            and (time.perf_counter() - t1) * 2 * calibration_trials > design_budget
+        ):
+            return {"skipped": "over the per-design time budget"}
+        ref0 = fn(des.X0, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
+        runs1 = _runs(
+            fn, des.X1, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 1]), params
+        )
+        runs0 = _runs(
+            fn, des.X0, des.k, calibration_trials, np.random.default_rng([seed, 23, j, 0]), params
+        )
+    except (
+        PrivacyInputError,
+        ValueError,
+    ) as exc:  # e.g. k >= d, too many candidates, k > 1 unsupported
+        return {"skipped": str(exc)[:120]}
+    stats = SearchStatistics(
+        feats,
+        BitFeatures((des.X1.shape[1], des.k), n_bits),
+        ReleaseFeatures.from_references(ref1, ref0),
+    )
+    stats.fix_modes(runs1, runs0)
+    columns = []  # (names, calibration statistics on D, on D′, the learned statistics or None)
+    if handmade:
+        columns.append((stats.names, stats(runs1), stats(runs0), None))
+    if learned:
+        m1 = int(len(runs1) * learn_fraction)
+        m0 = int(len(runs0) * learn_fraction)
+        if 0 < m1 < len(runs1) and 0 < m0 < len(runs0):
+            ls = LearnedStatistics(des.X1.shape[1], des.k, tuple(learned), seed=seed)
+            ls.fit(runs1[:m1], runs0[:m0])
+            columns.append((ls.names, ls(runs1[m1:]), ls(runs0[m0:]), ls))
+    entries = []
+    for names, F1, F0, ls in columns:
+        for f, fname in enumerate(names):
+            ev = choose_event(F1[:, f], F0[:, f], delta, alpha)
+            if "orientation" not in ev:
+                continue
+            entries.append(
+                {
+                    "score": ev["epsilon_lower"],
+                    "design_index": j,
+                    "design": des.name,
+                    "statistic": fname,
+                    "feature_index": f,
+                    **{kk: ev[kk] for kk in ("orientation", "tail", "threshold")},
+                    "_stats": stats,
+                    "_learned": ls,
+                    "_calibration": (F1, F0),
+                }
+            )
+    return {"entries": entries}
+
+
+def _certify_side(
+    fn: Callable,
+    X: np.ndarray,
+    k: int,
+    trials: int,
+    seed: int,
+    side: int,
+    params: dict,
+    reduce: Callable,
+) -> np.ndarray:
+    """The statistics (``reduce``) of the ``trials`` certifying runs on one dataset, drawn from its
+    own stream ``[seed, 29, side]`` (``side`` 1 for D, 0 for D′)."""
+    return reduce(_runs(fn, X, k, trials, np.random.default_rng([seed, 29, side]), params))
+
+
 def search_audit(
     mechanism,
     *,
@@ -147,6 +279,7 @@ def search_audit(
     learned: tuple[str, ...] | None = ("logistic", "mmd"),
     handmade: bool = True,
     learn_fraction: float = 0.5,
+    jobs: int | None = 1,
     **mechanism_params,
 ) -> dict:
     """Search designs × statistics × events on calibration runs, certify the winner on fresh runs.
@@ -159,7 +292,11 @@ def search_audit(
     ``learned``: the black-box statistics (:mod:`.blackbox`) trained per design on the first
     ``learn_fraction`` of its calibration runs; their events are chosen on the rest.  ``handmade``:
     whether the hand-made statistics compete too (``False``: the black-box testers alone).
-    Returns the certified bound, the chosen design (with its
+    ``jobs``: worker processes (:func:`.common.audit_jobs`; ``None``: every core, ``1``: this
+    process, one design after the other).  Each design is calibrated from streams of its own, and
+    each dataset's certifying runs from its own, so the result does not depend on ``jobs``; only
+    ``time_budget`` (wall time) makes the designs tried depend on the speed, hence on ``jobs`` and on
+    the load.  Returns the certified bound, the chosen design (with its
     datasets' description), statistic and event, the calibration leaderboard (top 5), and the μ-GDP
     fit of the winning statistic's trade-off curve (:func:`.tradeoff.tradeoff_audit`: threshold from
     the calibration runs, certified on the fresh ones)."""
@@ -193,79 +330,49 @@ def search_audit(
         )
     alpha = 1.0 - float(confidence)
     board, skipped = [], []
-    for j, des in enumerate(designs):
-        if time_budget is not None and time.perf_counter() - t0 > time_budget and board:
-            skipped.append((des.name, "time budget"))
-            continue
-        check_neighbours(des.X1, des.X0, relation)
-        feats = design_features(des.X1, des.X0, des.k, rng=np.random.default_rng([seed, 19, j]))
-        try:
-            # the reference runs: one per dataset, the same fixed noise stream for both
-            t1 = time.perf_counter()
-            ref1 = fn(des.X1, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
-            if (
-                design_budget is not None
-                and (time.perf_counter() - t1) * 2 * calibration_trials > design_budget
-            ):
-                skipped.append((des.name, "over the per-design time budget"))
+    unit = {
+        "fn": fn,
+        "params": params,
+        "relation": relation,
+        "seed": seed,
+        "calibration_trials": calibration_trials,
+        "design_budget": design_budget,
+        "n_bits": n_bits,
+        "learned": learned,
+        "handmade": handmade,
+        "learn_fraction": learn_fraction,
+        "delta": g0.delta,
+        "alpha": alpha,
+    }
+
+    def collect(j: int, out: dict) -> None:
+        if "skipped" in out:
+            skipped.append((designs[j].name, out["skipped"]))
+        else:
+            board.extend(out["entries"])
+
+    n_jobs = audit_jobs(jobs)
+    if n_jobs == 1:
+        for j, des in enumerate(designs):
+            if time_budget is not None and time.perf_counter() - t0 > time_budget and board:
+                skipped.append((des.name, "time budget"))
                 continue
-            ref0 = fn(des.X0, des.k, rng=np.random.default_rng([seed, 31, j]), **params)
-            runs1 = _runs(
-                fn,
-                des.X1,
-                des.k,
-                calibration_trials,
-                np.random.default_rng([seed, 23, j, 1]),
-                params,
-            )
-            runs0 = _runs(
-                fn,
-                des.X0,
-                des.k,
-                calibration_trials,
-                np.random.default_rng([seed, 23, j, 0]),
-                params,
-            )
-        except (
-            PrivacyInputError,
-            ValueError,
-        ) as exc:  # e.g. k >= d, too many candidates, k > 1 unsupported
-            skipped.append((des.name, str(exc)[:120]))
-            continue
-        stats = SearchStatistics(
-            feats,
-            BitFeatures((des.X1.shape[1], des.k), n_bits),
-            ReleaseFeatures.from_references(ref1, ref0),
+            collect(j, _calibrate_design(j, des, **unit))
+    else:
+        # one design per call: its streams are its own ([seed, 19 | 31 | 23, j, ...]), so the
+        # results, read back in the designs' order, are those of the serial loop
+        deadline = (
+            None if time_budget is None else time.time() + time_budget - (time.perf_counter() - t0)
         )
-        stats.fix_modes(runs1, runs0)
-        columns = []  # (names, calibration statistics on D, on D′, the learned statistics or None)
-        if handmade:
-            columns.append((stats.names, stats(runs1), stats(runs0), None))
-        if learned:
-            m1 = int(len(runs1) * learn_fraction)
-            m0 = int(len(runs0) * learn_fraction)
-            if 0 < m1 < len(runs1) and 0 < m0 < len(runs0):
-                ls = LearnedStatistics(des.X1.shape[1], des.k, tuple(learned), seed=seed)
-                ls.fit(runs1[:m1], runs0[:m0])
-                columns.append((ls.names, ls(runs1[m1:]), ls(runs0[m0:]), ls))
-        for names, F1, F0, ls in columns:
-            for f, fname in enumerate(names):
-                ev = choose_event(F1[:, f], F0[:, f], g0.delta, alpha)
-                if "orientation" not in ev:
-                    continue
-                board.append(
-                    {
-                        "score": ev["epsilon_lower"],
-                        "design_index": j,
-                        "design": des.name,
-                        "statistic": fname,
-                        "feature_index": f,
-                        **{kk: ev[kk] for kk in ("orientation", "tail", "threshold")},
-                        "_stats": stats,
-                        "_learned": ls,
-                        "_calibration": (F1, F0),
-                    }
-                )
+        calls = (
+            (_calibrate_design, (j, des), {**unit, "deadline": deadline})
+            for j, des in enumerate(designs)
+        )
+        for j, out in enumerate(in_workers(calls, n_jobs)):
+            if out.get("skipped") == "time budget" and not board:
+                # the serial loop skips for time only once a design has competed
+                out = _calibrate_design(j, designs[j], **unit)
+            collect(j, out)
     if not board:
         raise RuntimeError(f"no design could be run for {name}: {skipped[:3]}")
     board.sort(key=lambda b: -b["score"])
@@ -276,8 +383,12 @@ def search_audit(
     # certification on fresh random streams, with the event, the reference runs and the modal
     # outputs fixed on calibration
     reduce = best["_learned"] if best["_learned"] is not None else stats
-    F1 = reduce(_runs(fn, des.X1, des.k, trials, np.random.default_rng([seed, 29, 1]), params))
-    F0 = reduce(_runs(fn, des.X0, des.k, trials, np.random.default_rng([seed, 29, 0]), params))
+    sides = [(fn, des.X1, des.k, trials, seed, 1, params, reduce)]
+    sides.append((fn, des.X0, des.k, trials, seed, 0, params, reduce))
+    if n_jobs == 1:
+        F1, F0 = (_certify_side(*args) for args in sides)
+    else:  # each dataset's certifying runs have their own stream, [seed, 29, side]
+        F1, F0 = in_workers(((_certify_side, args, {}) for args in sides), min(n_jobs, 2))
     s1, s0 = F1[:, best["feature_index"]], F0[:, best["feature_index"]]
     cal1, cal0 = (C[:, best["feature_index"]] for C in best["_calibration"])
     curve = tradeoff_audit(cal1, cal0, delta=g0.delta, confidence=confidence, fresh=(s1, s0))
@@ -336,6 +447,7 @@ def search_audit(
         ],
         "mechanism_params": params,
         "seed": int(seed),
+        "jobs": n_jobs,
         "calibration_seconds": calib_seconds,
         "seconds": time.perf_counter() - t0,
         "violation": bool(lower > claimed),

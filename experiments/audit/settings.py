@@ -113,6 +113,10 @@ class AuditSettings:
         ε the ε-dependent designs are tuned for (None: the claim), as configured.
     seed : int
         The run's seed.
+    jobs : int or None
+        Worker processes (None: every core of the CPU set; 1: the serial code path). Not in the run
+        key: the result is the same for any number (with ``time_budget``, the designs tried depend
+        on the speed, hence on ``jobs`` as on the load).
     """
 
     name: str
@@ -138,6 +142,7 @@ class AuditSettings:
     k: int
     design_epsilon: float | None
     seed: int
+    jobs: int | None
 
     @classmethod
     def from_config(cls, cfg) -> AuditSettings:
@@ -177,6 +182,11 @@ class AuditSettings:
             raise ValueError(
                 f"experiment.learned must name testers among {list(LEARNED_MODELS)}, got {unknown}"
             )
+        jobs = None if e.jobs is None else int(e.jobs)
+        if jobs is not None and jobs < 1:
+            raise ValueError(
+                f"experiment.jobs must be null (every core) or an integer >= 1, got {e.jobs!r}"
+            )
         handmade = bool(e.handmade)
         if mode == "search" and not handmade and not learned:
             raise ValueError(
@@ -206,13 +216,15 @@ class AuditSettings:
             k=int(e.k),
             design_epsilon=e.design_epsilon,
             seed=int(cfg.seed),
+            jobs=jobs,
         )
 
     def run_key(self, mechanism_params: dict[str, Any]) -> dict[str, Any]:
         """The record's run key, with the keyword arguments the mechanism takes.
 
         The design audit of the mechanism itself keeps the key it had before the other modes and
-        variants existed (its records keep their ids); the others add theirs.
+        variants existed (its records keep their ids); the others add theirs.  ``jobs`` is never in
+        the key: a record is the same for any number of workers.
         """
         key = {
             "experiment": self.name,
