@@ -53,6 +53,9 @@ def _plan(a) -> int:
     if a.dry_run:
         print(f"benchmark plan of scale {a.scale}")
         print(describe(jobs))
+        from experiments.bench.costs import breakdown
+
+        print(breakdown(jobs))
         return 0
     factory = None
     if a.engine != "local":
@@ -131,6 +134,7 @@ def _costs(a) -> int:
 
     from experiments.bench import costs
     from experiments.bench.datasets import expand
+    from experiments.bench.runner import _options
 
     conf = OmegaConf.load(REPO / "conf" / "experiment" / "benchmark.yaml").experiment
     g = conf.grids[a.scale]
@@ -152,17 +156,22 @@ def _costs(a) -> int:
         ppca_chains=chains,
         unit="CPU seconds (one BLAS thread): fixed per job, release per trial",
     )
-    if "job_startup" not in table or a.again:
+    if "job_startup" not in table or (a.again and not a.mechanisms):
         table["job_startup"] = _job_startup()
         print(f"job start-up: {table['job_startup']:.2f} CPU-s")
     for cell in cells:
-        if cell.name in table["cells"] and not a.again:
+        if cell.name in table["cells"] and not (a.again or a.mechanisms):
             continue
         got = costs.measure(
             mechs, [cell], delta=float(conf.delta), ppca_iterations=int(g.ppca_iterations),
             ppca_chains=chains, limits=limits, repeats=a.repeats,
+            options=_options(g.get("options")),
         )  # fmt: skip
-        table["cells"].update(got["cells"])
+        for name, row in got["cells"].items():  # re-measured mechanisms replace their own entries
+            old = table["cells"].get(name, {})
+            if a.mechanisms and "release" in old and "release" in row:
+                row["release"] = {**old["release"], **row["release"]}
+            table["cells"][name] = row
         table["spiked_fits"] = costs.spiked_fits(table["cells"])
         costs.write(table, a.out)
     total = sum(r.get("fixed", 0) for r in table["cells"].values())

@@ -8,16 +8,18 @@ chains), at ε = 1 and the benchmark's δ: for each data set of the grid it reco
   and the top-k eigenvectors that the metrics compare with), measured once;
 * ``release``: per mechanism, the median CPU seconds of a few releases (process CPU time plus that
   of finished child processes: the peers run in their own interpreter), or only one release where
-  that one took longer than :data:`ONE_IS_ENOUGH_S`; on a Table 2 cell also ``accuracy``, the CPU
-  seconds of one classification (:mod:`experiments.bench.accuracy`);
+  that one took longer than :data:`ONE_IS_ENOUGH_S`; a peer's release that hit its wall-clock cap
+  (``timeout``) counts as the cap, the time it holds a worker;
+* on a Table 2 cell, ``accuracy``: the CPU seconds of one classification
+  (:mod:`experiments.bench.accuracy`), the median over the releases of :data:`ACCURACY_TIMED`;
 * ``job_startup`` (once): the CPU seconds of a ``run.py experiment=benchmark`` process that makes
   no release (interpreter, imports, configuration, gaussian10's rows), which every job of the plan
   pays.
 
 The spiked model is measured at a few (n, d) points and, per mechanism, a power law
-``seconds = a · n^b · d^c`` is fitted to them by least squares in logs (:func:`fit_power_law`); a
-spiked cell that was not measured is priced by that law.  The table is committed as
-``experiments/bench/costs.json`` (written by ``scripts/benchmark.py costs``) and
+``seconds = a · n^b · d^c`` is fitted by least squares in logs (:func:`fit_power_law`) to the
+points with n >= :data:`FIT_MIN_N`; a spiked cell that was not measured is priced by that law.
+The table is committed as ``experiments/bench/costs.json`` (written by ``scripts/benchmark.py costs``) and
 :func:`estimate_jobs` prices the plan's benchmark jobs with it: a job of ``t`` trials costs
 ``fixed + t x release``.  CPU time, not wall time, so a loaded machine inflates it less; it is still
 one machine's measurement, read as an estimate.
@@ -41,6 +43,9 @@ from experiments.bench import datasets
 COSTS_FILE = Path(__file__).resolve().parent / "costs.json"
 #: a release that took longer than this is timed once (CPU-s)
 ONE_IS_ENOUGH_S = 5.0
+#: on a Table 2 cell, the releases whose classification is timed (its cost depends on the projected
+#: rows, not on the mechanism: every release has k columns); the median prices every mechanism's
+ACCURACY_TIMED = ("pca", "random", "mod_sulq")
 #: the target ε at which releases are timed
 TIMING_EPSILON = 1.0
 
@@ -88,6 +93,7 @@ def measure(
     ppca_iterations: int,
     ppca_chains: int,
     limits: dict,
+    options: dict | None = None,
     repeats: int = 3,
     data_dir: str | None = None,
     log=print,
@@ -117,6 +123,7 @@ def measure(
             n, d = data.shape
             row = {"n": int(n), "d": int(d), "k": int(cell.k), "fixed": cpu_seconds() - c0}
             row["release"] = {}
+            acc_times: list[float] = []
             log(f"{cell.name} (n={n}, d={d}, k={cell.k}): fixed {row['fixed']:.2f} CPU-s")
             for m in mechanisms:
                 if m in currency.K1_ONLY and cell.k != 1:
@@ -125,9 +132,9 @@ def measure(
                     continue
                 e = entry(
                     m, TIMING_EPSILON, delta, ppca_iterations=ppca_iterations,
-                    ppca_chains=ppca_chains,
+                    ppca_chains=ppca_chains, options=(options or {}).get(m),
                 )  # fmt: skip
-                times, out_ = [], None
+                times, out_, timeouts = [], None, 0
                 for trial in range(repeats):
                     rng = np.random.default_rng(trial_stream(0, m, cell.name, 1.0, trial))
                     t0 = cpu_seconds()
@@ -137,6 +144,9 @@ def measure(
                         row["release"][m] = {"refused": str(exc).splitlines()[0][:200]}
                         break
                     times.append(cpu_seconds() - t0)
+                    if out_.release.get("status") == "timeout":  # a peer at its wall-clock cap:
+                        times[-1] = max(times[-1], float(e.params["timeout"]))  # it held a worker
+                        timeouts += 1
                     if times[-1] > ONE_IS_ENOUGH_S:
                         break
                 if times:
@@ -144,20 +154,36 @@ def measure(
                         "seconds": statistics.median(times),
                         "releases": len(times),
                     }
-                    if cell.family == "table2":  # one accuracy (its fits), timed once
+                    if timeouts:
+                        row["release"][m]["timeouts"] = timeouts
+                    if m in ACCURACY_TIMED and cell.family == "table2":
                         from experiments.bench.accuracy import table2_accuracy
 
                         t0 = cpu_seconds()
                         table2_accuracy(out_.components, ds.table2)
-                        row["release"][m]["accuracy"] = cpu_seconds() - t0
+                        acc_times.append(cpu_seconds() - t0)
                 log(f"  {m}: {row['release'].get(m)}")
+            if acc_times:
+                row["accuracy"] = statistics.median(acc_times)
+                row["accuracy_timed_on"] = [m for m in ACCURACY_TIMED if m in row["release"]]
+                log(f"  accuracy: {row['accuracy']:.1f} CPU-s (median of {len(acc_times)})")
             out[cell.name] = row
     return {"cells": out}
 
 
+#: the fits use the spiked points with at least this many rows: they are extrapolated to larger n,
+#: and below it some mechanisms change regime (``subspace_approx`` answers ⊥ at once at n = 200)
+FIT_MIN_N = 1000
+
+
 def _spiked_k2(name: str, row: dict) -> bool:
-    """A measured spiked cell of the grid's k (the fits' points)."""
-    return name.startswith("spiked-") and "release" in row and row["k"] == datasets.K["spiked"]
+    """A measured spiked cell of the grid's k with n >= :data:`FIT_MIN_N` (the fits' points)."""
+    return (
+        name.startswith("spiked-")
+        and "release" in row
+        and row["k"] == datasets.K["spiked"]
+        and row["n"] >= FIT_MIN_N
+    )
 
 
 def spiked_fits(cells: dict) -> dict:
@@ -182,11 +208,15 @@ def load(path: Path = COSTS_FILE) -> dict:
 
 def release_seconds(table: dict, mechanism: str, cell: datasets.Cell, n: int, d: int):
     """(fixed CPU-s of the cell, CPU-s of one release of ``mechanism`` on it), or None where the
-    table neither measured it nor fits it (a spiked cell is priced by its mechanism's power law)."""
+    table neither measured it nor fits it (a spiked cell is priced by its mechanism's power law;
+    a measured refusal costs no release)."""
     cells, fits = table.get("cells", {}), table.get("spiked_fits", {})
     row = cells.get(cell.name)
-    if row and mechanism in row.get("release", {}) and "seconds" in row["release"][mechanism]:
-        return row["fixed"], row["release"][mechanism]["seconds"]
+    got = (row or {}).get("release", {}).get(mechanism)
+    if got and "seconds" in got:
+        return row["fixed"], got["seconds"]
+    if got and "refused" in got:  # the job records one refusal and makes no release
+        return row["fixed"], 0.0
     if cell.family == "spiked" and cell.k == datasets.K["spiked"] and mechanism in fits:
         return power_law(fits["(fixed)"], n, d), power_law(fits[mechanism], n, d)
     return None
@@ -198,8 +228,9 @@ def estimate_jobs(
     """The plan's benchmark jobs (``experiments.plan.plan.build_benchmark_plan``) priced by the
     measured table: a job ``benchmark/<cell>/<mechanism>/eps<e>/t<lo>-<hi>`` costs the job's
     start-up, the cell's fixed CPU-s, (hi - lo) releases and, on a Table 2 cell, one classification
-    for each of its trials below ``accuracy_trials``; ``unmeasured`` CPU-s where the table has no
-    price.  Other jobs are returned unchanged."""
+    for each of its trials below ``accuracy_trials``; a data set the table lists as unavailable
+    costs the start-up alone (the run skips it); ``unmeasured`` CPU-s where the table has no price.
+    Other jobs are returned unchanged."""
     table = load() if table is None else table
     startup = float(table.get("job_startup", 0.0))
     out = []
@@ -213,10 +244,13 @@ def estimate_jobs(
         cell = datasets.expand([cell_name], (), ())[0]
         row = table.get("cells", {}).get(cell_name, {})
         n, d = (cell.n, cell.d) if cell.family == "spiked" else (row.get("n"), row.get("d"))
+        if "unavailable" in row:  # its rows are absent here: the job starts, skips it, ends
+            out.append(dataclasses.replace(job, cost=startup))
+            continue
         price = None if n is None else release_seconds(table, mech, cell, n, d)
         cost = unmeasured if price is None else startup + price[0] + (hi - lo) * price[1]
         if price is not None and cell.family == "table2":
-            acc = row.get("release", {}).get(mech, {}).get("accuracy", 0.0)
+            acc = row.get("accuracy", 0.0)
             cost += max(0, min(hi, accuracy_trials) - lo) * acc
         out.append(dataclasses.replace(job, cost=float(cost)))
     return out
@@ -224,3 +258,22 @@ def estimate_jobs(
 
 def write(table: dict, path: Path = COSTS_FILE) -> None:
     path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+
+
+def breakdown(jobs) -> str:
+    """The priced benchmark jobs' CPU-s by data set and by mechanism, largest first."""
+    by_cell: dict[str, float] = {}
+    by_mech: dict[str, float] = {}
+    for j in jobs:
+        parts = j.name.split("/")
+        if len(parts) == 5 and parts[0] == "benchmark":
+            by_cell[parts[1]] = by_cell.get(parts[1], 0.0) + j.cost
+            by_mech[parts[2]] = by_mech.get(parts[2], 0.0) + j.cost
+    total = sum(by_cell.values()) or 1.0
+    lines = []
+    for title, d in (("by data set", by_cell), ("by mechanism", by_mech)):
+        top = sorted(d.items(), key=lambda kv: -kv[1])
+        lines.append(
+            f"CPU-s {title}: " + ", ".join(f"{k} {v:,.0f} ({v / total:.0%})" for k, v in top)
+        )
+    return "\n".join(lines)

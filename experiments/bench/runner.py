@@ -72,6 +72,7 @@ class BenchmarkSettings:
     limits: dict
     scale: str
     accuracy_trials: int = 0
+    options: dict | None = None  # {mechanism: {option: value}}: this scale's settings for it
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> BenchmarkSettings:
@@ -105,10 +106,18 @@ class BenchmarkSettings:
             limits={str(m): float(v) for m, v in (g.get("limits") or {}).items()},
             scale=str(cfg.scale.name),
             accuracy_trials=int(acc or 0),
+            options=_options(g.get("options")),
         )
 
     def cells(self) -> list[datasets.Cell]:
         return datasets.expand(self.datasets, self.spiked_dims, self.spiked_ns)
+
+
+def _options(node) -> dict:
+    """``grids.<scale>.options`` as ``{mechanism: {option: value}}`` (None: no options)."""
+    if node is None:
+        return {}
+    return {str(m): dict(v) for m, v in OmegaConf.to_container(node, resolve=True).items()}
 
 
 def _crc(text: str) -> int:
@@ -158,9 +167,18 @@ class Entry:
 
 
 def entry(
-    spec: str, epsilon: float, delta: float, *, ppca_iterations: int, ppca_chains: int
+    spec: str,
+    epsilon: float,
+    delta: float,
+    *,
+    ppca_iterations: int,
+    ppca_chains: int,
+    options: dict | None = None,
 ) -> Entry:
-    """The mechanism ``spec`` configured for the target (ε, δ) (:mod:`experiments.bench.currency`)."""
+    """The mechanism ``spec`` configured for the target (ε, δ) (:mod:`experiments.bench.currency`);
+    ``options``: the scale's settings for it (``grids.<scale>.options.<mechanism>``, e.g. a peer's
+    ``timeout``), set before the privacy parameters, so they can never change ε or δ; they enter
+    the record's key with the other resolved options."""
     if ":" in spec:
         fn = currency.own_function(spec)
         plan = currency.plan_for(spec)
@@ -197,6 +215,10 @@ def entry(
     fn_cfg = root.mechanism.fn
     OmegaConf.set_struct(fn_cfg, False)
     for key, value in plan.options.items():
+        fn_cfg[key] = value
+    for key, value in (options or {}).items():
+        if key in ("epsilon", "delta", "rho") or key in plan.options:
+            raise UserError(f"grids.<scale>.options.{name}.{key}: set by the benchmark's currency")
         fn_cfg[key] = value
     for key, value in call.items():
         fn_cfg[key] = value
@@ -347,6 +369,7 @@ def run_benchmark(cfg: DictConfig) -> dict:
                         s.delta,
                         ppca_iterations=s.ppca_iterations,
                         ppca_chains=chains,
+                        options=s.options.get(currency.own_name(m)),
                     )
                     rkey = _key(cell, e, cell.k, epsilon, s.delta, "refused", cfg.seed)
                     if store.has(rkey):

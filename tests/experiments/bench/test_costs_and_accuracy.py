@@ -55,16 +55,20 @@ def test_jobs_are_priced_by_the_measured_table():
                 "d": 116,
                 "k": 4,
                 "fixed": 3.0,
-                "release": {"gauss_cov": {"seconds": 1.5, "releases": 3}},
+                "release": {
+                    "gauss_cov": {"seconds": 1.5, "releases": 3},
+                    "streaming_power": {"refused": "too few rows"},
+                },
             },
             "kddcup-table2": {
                 "n": 247010,
                 "d": 116,
                 "k": 4,
                 "fixed": 2.0,
-                "release": {"pca": {"seconds": 0.5, "accuracy": 40.0}},
+                "accuracy": 40.0,
+                "release": {"pca": {"seconds": 0.5}},
             },
-        },  # fmt: skip
+        },
         "spiked_fits": {"mod_sulq": fit, "(fixed)": {"a": 1e-5, "b": 1.0, "c": 0.0}},
     }
     jobs = [
@@ -74,6 +78,7 @@ def test_jobs_are_priced_by_the_measured_table():
         _job("benchmark/spiked-d200-n25000/mod_sulq/eps1/t5-10"),
         _job("benchmark/kddcup/ppca/eps1/t0-20"),
         _job("benchmark/spiked-d200-n5000-k1/dp_pca/eps1/t0-20"),  # k = 1: not on the k = 2 law
+        _job("benchmark/kddcup/streaming_power/eps1/t0-20"),
     ]
     got = [j.cost for j in costs.estimate_jobs(jobs, table, accuracy_trials=5, unmeasured=60.0)]
     assert got[0] == pytest.approx(2.0 + 3.0 + 20 * 1.5)
@@ -81,6 +86,7 @@ def test_jobs_are_priced_by_the_measured_table():
     assert got[2] == pytest.approx(2.0 + 2.0 + 10 * 0.5)  # no trial below 5
     assert got[3] == pytest.approx(2.0 + 1e-5 * 25000 + 5 * 1e-6 * 25000 * 200)
     assert got[4] == 60.0 and got[5] == 60.0
+    assert got[6] == pytest.approx(2.0 + 3.0)  # a refusal: start-up and the cell, no release
 
 
 def test_the_committed_cost_table_prices_every_job_of_the_full_scale():
@@ -202,3 +208,22 @@ def test_the_benchmark_records_accuracy_for_its_first_trials(tmp_path):
     for m in ("pca", "mod_sulq"):
         assert 0.5 < by[m, 0]["accuracy"] <= 1.0 and by[m, 0]["n"] == 2000
         assert by[m, 1].get("accuracy") is None
+
+
+def test_scale_options_reach_the_mechanism_but_never_its_privacy_parameters():
+    from experiments.bench.runner import entry
+    from experiments.errors import UserError
+
+    e = entry("diffprivlib_pca", 1.0, 1e-6, ppca_iterations=10, ppca_chains=1,
+              options={"timeout": 10})  # fmt: skip
+    assert e.params["timeout"] == 10 and e.params["epsilon"] == 1.0
+    assert (
+        entry("diffprivlib_pca", 1.0, 1e-6, ppca_iterations=10, ppca_chains=1).params["timeout"]
+        == 60
+    )  # the configured cap where the scale sets none: a different record key
+    for bad in ({"epsilon": 5.0}, {"delta": 0.1}):
+        with pytest.raises(UserError):
+            entry("diffprivlib_pca", 1.0, 1e-6, ppca_iterations=10, ppca_chains=1, options=bad)
+    with pytest.raises(UserError):  # the currency's own options (tight calibration) stay
+        entry("mod_sulq", 1.0, 1e-6, ppca_iterations=10, ppca_chains=1,
+              options={"calibration": "classic"})  # fmt: skip
