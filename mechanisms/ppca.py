@@ -11,6 +11,9 @@ Samplers (``sampler=``):
                   exact, the guarantee is recorded with ``exact=True``.
   ``"gibbs"``     fast Givens-rotation Gibbs chain (default for k > 1).
   ``"reference"`` Hoff (2009) column-wise Gibbs with exact column conditionals.
+  ``"left"``      left Givens chain: Gibbs moves rotating two rows of V (mechanisms.bingham
+                  .left_givens), 1 sweep of the k top rows against all others per iteration;
+                  optional, never chosen by ``"auto"``.
   ``"auto"``      exact for k = 1, gibbs otherwise.
 
 MCMC runs ``n_chains`` chains from uniform (Haar) starts for ``iterations`` sweeps
@@ -65,7 +68,7 @@ __all__ = [
 
 #: the type of :func:`ppca`'s ``sampler``: its choices, declared once (a front end checking a
 #: configuration reads them from the signature)
-Sampler = Literal["auto", "exact", "gibbs", "reference"]
+Sampler = Literal["auto", "exact", "gibbs", "reference", "left"]
 SAMPLERS = get_args(Sampler)
 
 _MCMC_NOTE = (
@@ -100,8 +103,8 @@ def _resolve_sampler(sampler: str, k: int) -> str:
         return "exact" if k == 1 else "gibbs"
     if sampler == "exact" and k != 1:
         raise ValueError(
-            "sampler='exact' is only available for k = 1; use 'gibbs' (fast MCMC) "
-            "or 'reference' for k > 1, or ppca_iterative for an exact k-step mechanism"
+            "sampler='exact' is only available for k = 1; use 'gibbs' (fast MCMC), "
+            "'left' or 'reference' for k > 1, or ppca_iterative for an exact k-step mechanism"
         )
     return sampler
 
@@ -310,12 +313,13 @@ def ppca(
         Privacy parameter ε > 0.
     rng : numpy.random.Generator
         The only source of randomness (fixed seed ⇒ identical output).
-    sampler : {"auto", "exact", "gibbs", "reference"}, default "auto"
+    sampler : {"auto", "exact", "gibbs", "reference", "left"}, default "auto"
         See the module docstring; "auto" is "exact" for k = 1 and "gibbs" otherwise.
     iterations : int, default 20000
         MCMC iterations per chain (CSS 2013 used T = 20,000).  One "gibbs" iteration is
         ``sweeps_per_iteration`` Givens sweeps (default ``bingham.GIBBS_SWEEPS_PER_ITERATION`` = 2);
-        one "reference" iteration is one pass of exact column updates (Hoff 2009).
+        one "left" iteration is ``sweeps_per_iteration`` left sweeps (default 1); one "reference"
+        iteration is one pass of exact column updates (Hoff 2009).
     burn_in : int, optional
         Iterations discarded before computing R̂/ESS (default ``iterations // 2``).
     n_chains : int, default 4
@@ -337,7 +341,8 @@ def ppca(
     warn : bool, default True
         Emit the ChainConvergenceWarning of a chain that did not converge.
     sweeps_per_iteration : int, optional
-        Givens sweeps per "gibbs" iteration (default ``GIBBS_SWEEPS_PER_ITERATION``).
+        Givens sweeps per "gibbs" iteration (default ``GIBBS_SWEEPS_PER_ITERATION``), or left
+        sweeps per "left" iteration (default ``LEFT_SWEEPS_PER_ITERATION`` = 1).
 
     Returns
     -------
@@ -578,7 +583,8 @@ def gibbs_convergence_traces(
     """Figure 2 of CSS 2013: log F_k^i(T) for ``n_chains`` chains from uniform starts.
 
     ``sweeps_per_iteration``: Givens sweeps per iteration of the ``"gibbs"`` (fast) chain (None: its
-    default, 2; the grouped releases of Figures 3-4 and Table 2 use 1 at paper scale).
+    default, 2; the grouped releases of Figures 3-4 and Table 2 use 1 at paper scale), or left
+    sweeps per iteration of the ``"left"`` chain (None: 1).
 
     Returns a dict with
       ``T``: (n_rec,) iterations at which F is recorded (multiples of ``record_every``),
@@ -593,8 +599,8 @@ def gibbs_convergence_traces(
     A = np.asarray(A, dtype=np.float64)
     d = A.shape[0]
     k = check_k(k, d)
-    if sampler not in ("gibbs", "reference"):
-        raise ValueError("sampler must be 'gibbs' or 'reference'")
+    if sampler not in ("gibbs", "reference", "left"):
+        raise ValueError("sampler must be 'gibbs', 'reference' or 'left'")
     scale = ppca_concentration(n, eps)
     evals = np.linalg.eigvalsh((A + A.T) / 2)
     res = run_bingham_chains(

@@ -1,9 +1,9 @@
 """The chain driver: ``n_chains`` MCMC chains for BMF(diag(b)) from Haar starts (ppca and Figure 2).
 
-:func:`run_bingham_chains` runs the Givens chain (:mod:`.givens`), Hoff's column sampler
-(:mod:`.column`) or the rstiefel port (:mod:`.rstiefel`) in chunks, stopping on every record point
-to store the F_k statistic ‖(1/T) Σ_t V_t‖_F / √k, and returns the final states and the energy
-traces tr(VᵀBV).
+:func:`run_bingham_chains` runs the Givens chain (:mod:`.givens`), the left Givens chain
+(:mod:`.left_givens`), Hoff's column sampler (:mod:`.column`) or the rstiefel port
+(:mod:`.rstiefel`) in chunks, stopping on every record point to store the F_k statistic
+‖(1/T) Σ_t V_t‖_F / √k, and returns the final states and the energy traces tr(VᵀBV).
 
 Null-space reduction (Givens chain, ``track_F=False``).  BMF(B) = BMF(B − b0 I) since tr VᵀV = k,
 so after shifting by the bottom eigenvalue b0, B acts only on the r coordinates outside its bottom
@@ -12,7 +12,9 @@ through Q_PᵀB_P Q_P (Q_P = the r rows of Q on those coordinates), so Q_P alone
 with the same law as in the full chain.  The null block Q_Z is drawn once at the end: a Haar start
 makes Q_Z given Q_P uniform on the completions of Q_P, and right multiplications by rotations chosen
 from Q_P keep it so (:func:`_complete_null_rows`).  The tolerance that decides the bottom eigenspace
-is derived in :func:`null_space_split`.
+is derived in :func:`null_space_split`.  The left chain cannot use this reduction: its moves read
+the rows inside the null space (:mod:`.left_givens`, "No null-space reduction"), so it runs on all
+d rows.
 """
 
 from __future__ import annotations
@@ -25,17 +27,27 @@ import numpy as np
 
 from .column import COLUMN_POWER_ITERATIONS, _proxy_rest, column_gibbs_sweeps
 from .givens import GIBBS_SWEEPS_PER_ITERATION, givens_sweeps
+from .left_givens import (
+    LEFT_SWEEPS_PER_ITERATION,
+    left_givens_reorthonormalise,
+    left_givens_starts,
+    left_givens_sweeps,
+)
 from .rstiefel import rstiefel_gibbs_sweep
 from .streams import chain_generators, kernel_states
 
 __all__ = [
     "LOCKSTEP_BYTES",
+    "MCMC_SAMPLERS",
     "NULL_SPACE_TOLERANCE_ULPS",
     "lockstep_group_size",
     "null_space_split",
     "run_bingham_chains",
 ]
 
+
+#: the samplers :func:`run_bingham_chains` runs
+MCMC_SAMPLERS = ("gibbs", "reference", "rstiefel", "left")
 
 #: eigenvalues within this many units of rounding (× d × max|b|) of the smallest are B's null space
 NULL_SPACE_TOLERANCE_ULPS = 16.0
@@ -208,6 +220,63 @@ def _givens_chains(
     return Vout
 
 
+def _left_chains(
+    evals, k, gens, iterations, sweeps, init, track_F, rec_T, chunk, reorth_every, energy, F, update
+) -> np.ndarray:
+    """The left Givens chains of :func:`run_bingham_chains` (``sampler="left"``): all chains in one
+    kernel call, m = k top rows, ``sweeps`` sweeps per iteration.
+
+    The chains run in the order of decreasing ``evals`` (a stable sort; the kernel needs it) and
+    their frames are mapped back to the given order at the end.  Chain c takes its kernel stream
+    and Haar start from ``gens[c]`` alone (:func:`.left_givens.left_givens_starts`), and the frames
+    are re-orthonormalised after every ``reorth_every`` iterations and at the end, so with
+    ``evals`` in decreasing order the chains are bit for bit those of
+    :func:`.left_givens.run_left_givens_chains` with the same generators, sweeps and
+    ``reorth_every``.  With ``track_F`` the kernel runs one iteration per call to sum the frames.
+    """
+    d = evals.size
+    n_chains = len(gens)
+    order = np.argsort(-evals, kind="stable")
+    b = np.ascontiguousarray(evals[order])
+    init_sorted = None if init is None else np.asarray(init, dtype=np.float64)[:, order]
+    state, V, nrm = left_givens_starts(gens, d, k, init_sorted)
+    no_rows = np.empty(0, dtype=np.int64)
+    sum_V = np.zeros((n_chains, d, k))
+    since_reorth = [0]
+
+    def advance(done, step):
+        t = done
+        while t < done + step:
+            s = 1 if track_F else min(done + step - t, reorth_every - since_reorth[0])
+            left_givens_sweeps(
+                V,
+                nrm,
+                b,
+                k,
+                s,
+                sweeps,
+                energy[:, t : t + s],
+                np.empty((n_chains, s, 0)),
+                no_rows,
+                state,
+            )
+            if track_F:
+                sum_V[...] += V
+            t += s
+            since_reorth[0] += s
+            if since_reorth[0] >= reorth_every:
+                left_givens_reorthonormalise(V, nrm)
+                since_reorth[0] = 0
+        return sum_V
+
+    _drive_chains(advance, iterations, chunk, rec_T, F, k, update)
+    if since_reorth[0]:
+        left_givens_reorthonormalise(V, nrm)
+    Vout = np.empty((n_chains, d, k))
+    Vout[:, order] = V
+    return Vout
+
+
 def _column_chain(evals, k, gen, sampler, iterations, V0, rec_T, chunk, energy_row, F_row, update):
     """One chain of Hoff's column sampler (``"reference"``, Numba kernel) or of the rstiefel port,
     driven by ``gen`` alone; returns its final frame."""
@@ -271,15 +340,18 @@ def run_bingham_chains(
     The ``"gibbs"`` chains run in lockstep (:mod:`.givens`), as many per kernel call as fit in
     ``LOCKSTEP_BYTES`` of state, each bit for bit the run of its generator alone (``n_chains=1``).
     Works in the eigenbasis of B (B = U diag(evals) Uᵀ; map results back with U).
-    ``sampler`` is ``"gibbs"`` (fast Givens chain) or ``"reference"`` (Hoff column Gibbs).
+    ``sampler`` is ``"gibbs"`` (fast Givens chain), ``"left"`` (left Givens chain,
+    :mod:`.left_givens`, m = k), ``"reference"`` (Hoff column Gibbs) or ``"rstiefel"``.
     One ``"gibbs"`` iteration is ``sweeps_per_iteration`` Givens sweeps (default 2: with it an
-    iteration mixes about as well as one reference iteration, see docs/sampler.md); one
-    ``"reference"`` iteration is one pass of exact column updates.
+    iteration mixes about as well as one reference iteration, see docs/sampler.md); one ``"left"``
+    iteration is ``sweeps_per_iteration`` left sweeps (default 1, ``LEFT_SWEEPS_PER_ITERATION``);
+    one ``"reference"`` iteration is one pass of exact column updates.
     ``init`` (n_chains, d, k) optional starting frames (eigen-coordinates), e.g. final states of an
     earlier run, to measure mixing at stationarity; default: independent Haar-uniform starts.
     ``track_F=False`` (PPCA releases, which diagnose the q_F trace only) returns no F statistic and
     lets the ``"gibbs"`` chain run on the r rows of its state outside B's null space
     (``null_space_split``; same law, cost ∝ r instead of d per move); ``F`` is then (n_chains, 0).
+    The ``"left"`` chain always runs on all d rows (it cannot be reduced, :mod:`.left_givens`).
     ``progress``: ``True`` shows a tqdm bar, a callable is called with the number of iterations
     each time a chain advances, ``None`` or ``False`` (default) reports nothing; the library never
     decides from the environment (the experiments layer does).
@@ -296,16 +368,23 @@ def run_bingham_chains(
     iterations = int(iterations)
     if iterations < 1:
         raise ValueError("iterations must be >= 1")
-    if sampler not in ("gibbs", "reference", "rstiefel"):
+    if sampler not in MCMC_SAMPLERS:
         raise ValueError(f"unknown MCMC sampler {sampler!r}")
+    if sampler == "left" and not 1 <= k < d:
+        raise ValueError(f"the left chain needs 1 <= k < d, got k={k}, d={d}")
     record_every = max(1, int(record_every))
-    sweeps = (
-        GIBBS_SWEEPS_PER_ITERATION if sweeps_per_iteration is None else int(sweeps_per_iteration)
-    )
+    if sweeps_per_iteration is not None:
+        sweeps = int(sweeps_per_iteration)
+    elif sampler == "left":
+        sweeps = LEFT_SWEEPS_PER_ITERATION
+    else:
+        sweeps = GIBBS_SWEEPS_PER_ITERATION
     if sweeps < 1:
         raise ValueError("sweeps_per_iteration must be >= 1")
+    if sampler == "left" and int(reorth_every) < 1:
+        raise ValueError("reorth_every must be >= 1")
     if chunk is None:
-        chunk = record_every if sampler in ("gibbs", "reference") else 1
+        chunk = record_every if sampler in ("gibbs", "reference", "left") else 1
         # keep kernel calls reasonably long (progress updates ~ every few 1e6 flops)
         while sampler == "gibbs" and chunk * sweeps * k * d * d < 2e7 and chunk < 5000:
             chunk *= 2
@@ -336,6 +415,22 @@ def run_bingham_chains(
                 F,
                 update,
             )
+        elif sampler == "left":
+            Vout = _left_chains(
+                evals,
+                k,
+                gens,
+                iterations,
+                sweeps,
+                init,
+                track_F,
+                rec_T,
+                chunk,
+                int(reorth_every),
+                energy,
+                F,
+                update,
+            )
         else:
             Vout = np.empty((n_chains, d, k))
             for c, gen in enumerate(gens):
@@ -362,5 +457,5 @@ def run_bingham_chains(
         "record_iterations": rec_T,
         "seconds": time.perf_counter() - t0,
         "sampler": sampler,
-        "sweeps_per_iteration": sweeps if sampler == "gibbs" else None,
+        "sweeps_per_iteration": sweeps if sampler in ("gibbs", "left") else None,
     }

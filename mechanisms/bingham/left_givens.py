@@ -1,12 +1,13 @@
-"""A study, not a released sampler: Gibbs moves for BMF(B) by LEFT Givens rotations (rows of V).
+"""Gibbs moves for BMF(B) by LEFT Givens rotations (rows of V): an optional PPCA sampler (``"left"``).
 
 PPCA (Chaudhuri, Sarwate & Sinha, JMLR 2013, Algorithm 2) releases V, a d × k frame (VᵀV = I_k),
 with density ∝ exp(tr(VᵀBV)) with respect to the uniform (Haar) measure μ on the Stiefel manifold
 V_{d,k}, B = (nε/2)·A.  The fast chain of :mod:`.givens` rotates COLUMNS of a full orthogonal state
 [V, W] (V ↦ VG, moves of cost O(d)).  This module measures the other action: rotating two ROWS of V,
-V ↦ G_ab(θ)V, with V alone as the state.  Nothing in the library calls it; the measurement is
+V ↦ G_ab(θ)V, with V alone as the state.  The mixing study is
 ``scripts/benchmarks/bench_sampler.py --mixing --samplers left ...`` (docs/sampler.md, "Left Givens
-moves").
+moves"); :func:`.chains.run_bingham_chains` runs it as its ``"left"`` sampler (m = k, 1 sweep per
+iteration unless told otherwise), which PPCA's ``sampler="left"`` selects.  It is not the default.
 
 **Target in B's eigenbasis.**  With B = diag(b_1, …, b_d) (the frame expressed in B's eigenvectors),
 tr(VᵀBV) = Σ_l b_l ‖V_l‖², V_l the l-th row of V (a k-vector): the density depends on V only
@@ -62,6 +63,13 @@ the left sweep.
 **Chains.**  :func:`left_givens_sweeps` advances C chains together (state (C, d, k)), chain c
 drawing only from column c of the xoshiro256** states of :mod:`.streams`, so each chain is the one
 it would be alone.
+
+**No null-space reduction.**  The fast chain drops the rows of its state in B's bottom eigenspace
+(:func:`.chains.null_space_split`) because its moves read the state only through those outside it.
+A left move (a, j) with row j in that eigenspace reads V_j itself (n_j and p = ⟨V_a, V_j⟩), so the
+rows outside it are not a Markov chain on their own, and dropping the moves into the eigenspace
+would fix the mass Σ_{l outside} ‖V_l‖² (a reducible chain).  The left chain keeps all d rows; its
+moves cost O(k), so they are the cheap part of a sweep anyway.
 """
 
 from __future__ import annotations
@@ -76,12 +84,20 @@ from .givens import givens_angle
 from .streams import chain_generators, kernel_states
 
 __all__ = [
+    "LEFT_SWEEPS_PER_ITERATION",
     "left_givens_coefficients",
     "left_givens_move",
     "left_givens_pairs",
+    "left_givens_reorthonormalise",
+    "left_givens_starts",
     "left_givens_sweeps",
     "run_left_givens_chains",
 ]
+
+
+#: left sweeps per iteration of the ``"left"`` sampler when none is given: 1 sweep with m = k, the best
+#: setting per CPU-second in the mixing study (docs/sampler.md, "Left Givens moves")
+LEFT_SWEEPS_PER_ITERATION = 1
 
 
 @njit(cache=True)
@@ -183,6 +199,31 @@ def _orthonormal_rows_norms(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Q, np.einsum("ij,ij->i", Q, Q)
 
 
+def left_givens_starts(
+    gens: Sequence[np.random.Generator], d: int, k: int, init: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kernel states (4, C), frames V (C, d, k), row norms (C, d)) of C left chains.
+
+    Chain c takes, from ``gens[c]`` only and in this order, its kernel stream's state
+    (:func:`.streams.kernel_states`) and its Haar start (QR of a d × k Gaussian), or starts from
+    ``init[c]`` (rows in the order of the decreasing b the chain will use); every start is
+    orthonormalised by :func:`_orthonormal_rows_norms`."""
+    state = kernel_states(gens)
+    V = np.empty((len(gens), d, k))
+    nrm = np.empty((len(gens), d))
+    for c, g in enumerate(gens):
+        V0 = np.linalg.qr(g.standard_normal((d, k)))[0] if init is None else init[c]
+        V[c], nrm[c] = _orthonormal_rows_norms(np.asarray(V0, dtype=np.float64))
+    return state, V, nrm
+
+
+def left_givens_reorthonormalise(V: np.ndarray, nrm: np.ndarray) -> None:
+    """Re-orthonormalise every chain's frame in place (QR, positive diagonal) and recompute its
+    cached row norms: a change of the order of rounding that keeps drift from accumulating."""
+    for c in range(V.shape[0]):
+        V[c], nrm[c] = _orthonormal_rows_norms(V[c])
+
+
 def run_left_givens_chains(
     evals: np.ndarray,
     k: int,
@@ -196,7 +237,8 @@ def run_left_givens_chains(
     record_rows: Sequence[int] = (),
     reorth_every: int = 1000,
 ) -> dict:
-    """``n_chains`` left-Givens chains for BMF(diag(evals)) (a measurement study; PPCA never calls it).
+    """``n_chains`` left-Givens chains for BMF(diag(evals)), for the mixing study (PPCA's ``"left"``
+    sampler runs the same chains through :func:`.chains.run_bingham_chains`).
 
     Parameters
     ----------
@@ -227,12 +269,7 @@ def run_left_givens_chains(
     if m < 1 or int(sweeps) < 1 or int(iterations) < 1:
         raise ValueError("rows, sweeps and iterations must be >= 1")
     gens = chain_generators(rng, n_chains)
-    state = kernel_states(gens)
-    V = np.empty((n_chains, d, k))
-    nrm = np.empty((n_chains, d))
-    for c, g in enumerate(gens):
-        V0 = np.linalg.qr(g.standard_normal((d, k)))[0] if init is None else init[c]
-        V[c], nrm[c] = _orthonormal_rows_norms(np.asarray(V0, dtype=np.float64))
+    state, V, nrm = left_givens_starts(gens, d, k, init)
     rec = np.asarray(record_rows, dtype=np.int64)
     energy = np.empty((n_chains, int(iterations)))
     row_norms = np.empty((n_chains, int(iterations), rec.size))
@@ -253,8 +290,7 @@ def run_left_givens_chains(
             rec,
             state,
         )
-        for c in range(n_chains):
-            V[c], nrm[c] = _orthonormal_rows_norms(V[c])
+        left_givens_reorthonormalise(V, nrm)
         cpu += time.process_time() - t0
         done += step
     return {
