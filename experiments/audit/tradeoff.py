@@ -221,7 +221,8 @@ def tradeoff_audit(
     ``gdp_epsilon_reading`` says what ``gdp_epsilon_lower`` is: ``"bound"`` with ``model_mu`` (the
     statistic's law is Gaussian, so its trade-off curve is G_μ and ε_{μ_lower}(δ) lower-bounds ε at δ
     with the stated confidence), ``"estimate"`` otherwise (ε_{μ_lower}(δ) assumes a Gaussian curve;
-    ``gdp_mu_lower`` and ``single_event_epsilon_lower`` remain bounds)."""
+    ``gdp_mu_lower`` and ``single_event_epsilon_lower`` remain bounds), ``"none at delta = 0"`` for
+    a pure-ε claim (no μ-GDP curve with μ > 0 meets δ = 0, so its ε there is ∞ whatever the data)."""
     s1, s0 = np.asarray(s1, float), np.asarray(s0, float)
     if model_mu is not None and model_mu > 0:
         fit = fit_gdp(s1, s0)
@@ -255,7 +256,8 @@ def tradeoff_audit(
         "gdp_epsilon_fit": gdp_epsilon(fit["mu"], delta),
         "gdp_fit_max_deviation": fit["max_deviation"],
         "gdp_threshold_from": "calibration split",
-        "gdp_epsilon_reading": "estimate",
+        # at δ = 0 no μ-GDP curve with μ > 0 meets (ε, 0): its ε is ∞ and says nothing of the claim
+        "gdp_epsilon_reading": "estimate" if delta > 0 else "none at delta = 0",
         **cert,
     }
 
@@ -278,7 +280,8 @@ def whitebox_scores(
     **params,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """The likelihood-ratio statistic of :func:`.whitebox.whitebox_audit` on ``trials`` runs per
-    dataset, from the same random streams (so the same samples), and the measured statistic model."""
+    dataset, from the same random streams (so the same samples), and the measured statistic model
+    (the sketch's χ² taps: the released energy along the differing row)."""
     from experiments.audit.whitebox import TapRunner, _prepare, measure_mu
 
     _, base, fn, p = _prepare(mechanism, epsilon, delta, params)
@@ -292,7 +295,7 @@ def whitebox_scores(
             rng = np.random.default_rng([seed, 13, side])
             for i in range(int(trials)):
                 rel = tap.run(X, rng)
-                if m["kind"] == "gaussian":
+                if m["kind"] in ("gaussian", "laplace"):  # the tap's likelihood-ratio statistic
                     out[side][i] = m["lrt"](rel)[0]
                 else:
                     out[side][i] = float(np.sum((rel[0].Y @ x) ** 2))

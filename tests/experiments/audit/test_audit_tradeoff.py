@@ -126,3 +126,18 @@ def test_bayes_fields_of_a_record():
     assert out["bayes_gdp_jeffreys"]["posterior_median"] == pytest.approx(
         gdp_epsilon(mu, 1e-5), rel=0.05
     )
+
+
+def test_laplace_tap_scores_are_its_likelihood_ratio_and_delta_zero_has_no_gdp_reading():
+    """amin_cov's eigenvalue tap is a Laplace likelihood ratio, not the sketch's χ² energy: the
+    scores are that statistic (bounded by the sum of its shifts, 1/b per unit moved), and at δ = 0
+    the μ-GDP reading is marked as none (its ε is ∞ for any μ > 0, which is no violation)."""
+    from experiments.audit.tradeoff import tradeoff_audit, whitebox_scores
+
+    s1, s0, m = whitebox_scores("amin_cov", epsilon=2.0, delta=None, trials=300, seed=0)
+    assert m["kind"] == "laplace"
+    total = float(np.sum(m["shifts"]))
+    assert np.all(np.abs(s1) <= total + 1e-9) and np.all(np.abs(s0) <= total + 1e-9)
+    assert s1.mean() > s0.mean()  # the statistic leans towards D on D's runs
+    rec = tradeoff_audit(s1, s0, delta=0.0)
+    assert rec["gdp_epsilon_reading"] == "none at delta = 0"
