@@ -75,6 +75,11 @@ def run_trials(
     return out
 
 
+#: the design audit runs serially when its probe run predicts less wall time than this (seconds):
+#: starting worker processes costs about 2 s of CPU time each on the 2-core development machine
+MIN_WORKER_SECONDS = 4.0
+
+
 def _design_side(
     fn: Callable[..., MechanismOutput],
     X: np.ndarray,
@@ -131,16 +136,20 @@ def audit_mechanism(
     the event, counts and timings.  Randomness: ``default_rng([seed, 7, side])`` per dataset.
     ``jobs`` (:func:`.common.audit_jobs`; ``None``: every core): with more than one, the two
     datasets' runs are made in two worker processes, from the same streams, so the result is the
-    same (a peer, which batches its runs in a process of its own, keeps them in this one).
+    same (a peer, which batches its runs in a process of its own, and an audit whose probe run
+    predicts under :data:`MIN_WORKER_SECONDS`, keep them in this one).
     """
     name, fn = resolve(mechanism)
     design_name = design_name or getattr(fn, "audit_design", name)
     params = audit_params(fn, design_name, epsilon, delta, mechanism_params)
     t0 = time.perf_counter()
+    probe_seconds = None
     if design is None:
         # the declared relation (it can depend on the parameters, e.g. Analyze Gauss, noisy power)
         probe_X = gaussian_design("replace-one-row", d=d, n=200).X1
+        t_probe = time.perf_counter()
         probe = fn(probe_X, k, rng=np.random.default_rng([seed, 7, 99]), **params)
+        probe_seconds = time.perf_counter() - t_probe
         g0 = probe.guarantee
         eps_design = design_epsilon or (g0.epsilon if epsilon is None else epsilon)
         design = design_for(
@@ -156,7 +165,12 @@ def audit_mechanism(
     n_jobs = audit_jobs(jobs)
     sides = [(fn, design.X1, k, trials, seed, 1, design.statistic, params)]
     sides.append((fn, design.X0, k, trials, seed, 0, design.statistic, params))
-    if n_jobs == 1 or hasattr(fn, "repeated"):  # a peer batches its runs in a process of its own
+    # workers only where they can pay for their start (a peer batches its runs in a process of its
+    # own); the result is the same either way
+    short = probe_seconds is not None and 2 * trials * probe_seconds < MIN_WORKER_SECONDS
+    if short or hasattr(fn, "repeated"):
+        n_jobs = 1
+    if n_jobs == 1:
         (g, s1), (_, s0) = (_design_side(*args) for args in sides)
     else:  # each dataset's runs have their own stream, [seed, 7, side]
         (g, s1), (_, s0) = in_workers(((_design_side, args, {}) for args in sides), 2)
@@ -310,7 +324,7 @@ def _audit(s: AuditSettings, mech: str | Callable, params: dict) -> dict:
             )
         )
     res["mechanism"] = getattr(mech, "audit_name", s.mechanism)
-    res["jobs"] = jobs
+    res.setdefault("jobs", min(jobs, 2))  # the white-box audit: two units of work
     res.update(bayes_fields(res, seed=s.seed))
     res.setdefault("mode", s.mode)
     res.setdefault(

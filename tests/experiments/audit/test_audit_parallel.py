@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.audit.common import audit_jobs
+from experiments.audit.designs import design_for
 from experiments.audit.runner import _audit, audit_mechanism
 from experiments.audit.search import search_audit
 from experiments.audit.settings import AuditSettings
@@ -33,7 +34,7 @@ def _serial_and_parallel(fn, *args, **kwargs) -> tuple[dict, dict]:
     with pinned_blas():
         one = fn(*args, jobs=1, **kwargs)
         two = fn(*args, jobs=2, **kwargs)
-    assert one["jobs"] == 1 and two["jobs"] == 2
+    assert one["jobs"] == 1 and two["jobs"] == 2  # the second did use two workers
     return one, two
 
 
@@ -85,10 +86,21 @@ def test_search_with_a_spent_time_budget_tries_one_design_either_way():
 
 
 def test_design_audit_is_the_same_with_two_workers():
-    # PPCA on its Bingham pair: each dataset's runs from its own stream [seed, 7, side]
-    one, two = _serial_and_parallel(audit_mechanism, "ppca", epsilon=2.0, trials=1000, seed=1)
+    # PPCA on its Bingham pair: each dataset's runs from its own stream [seed, 7, side]; the pair
+    # is given, so that no probe run finds the audit too short for workers
+    design = design_for("ppca", "replace-one-row", epsilon=2.0, delta=0.0)
+    one, two = _serial_and_parallel(
+        audit_mechanism, "ppca", epsilon=2.0, trials=1000, seed=1, design=design
+    )
     assert _differing_fields(one, two) == []
     assert one["audited_epsilon_lower"] > 0.0  # a non-trivial event, counted identically
+
+
+def test_short_design_audit_stays_in_this_process():
+    # its probe run predicts far less than MIN_WORKER_SECONDS: no workers are started
+    with pinned_blas():
+        r = audit_mechanism("random", trials=200, jobs=2)
+    assert r["jobs"] == 1
 
 
 def _settings(*extra: str) -> AuditSettings:
