@@ -19,10 +19,11 @@ chains), at ε = 1 and the benchmark's δ: for each data set of the grid it reco
 The spiked model is measured at a few (n, d) points and, per mechanism, a power law
 ``seconds = a · n^b · d^c`` is fitted by least squares in logs (:func:`fit_power_law`) to the
 points with n >= :data:`FIT_MIN_N`; a spiked cell that was not measured is priced by that law.
-The table is committed as ``experiments/bench/costs.json`` (written by ``scripts/benchmark.py costs``) and
-:func:`estimate_jobs` prices the plan's benchmark jobs with it: a job of ``t`` trials costs
-``fixed + t x release``.  CPU time, not wall time, so a loaded machine inflates it less; it is still
-one machine's measurement, read as an estimate.
+The table is committed as ``experiments/bench/costs.json`` (written by
+``scripts/benchmark.py costs``) and :func:`estimate_jobs` prices the plan's benchmark jobs with it:
+a job of ``t`` trials costs ``job_startup + fixed + t x release``, plus its classified trials x
+``accuracy`` on a Table 2 cell.  CPU time, not wall time, so a loaded machine inflates it less; it
+is still one machine's measurement, read as an estimate (docs/benchmark.md, "The cost model").
 """
 
 from __future__ import annotations
