@@ -39,9 +39,11 @@ from experiments.audit.settings import AuditSettings
 from experiments.audit.statistics import STATISTICS
 from experiments.audit.tradeoff import tradeoff_audit, whitebox_scores
 from experiments.audit.variants import (
+    MECHANISM_VARIANTS,
     PLANTED_VARIANTS,
     SUBSPACE_EXACT_VARIANTS,
     bypass_norm_check,
+    mechanism_variant,
     miscalibrated,
     noise_cut,
     planted_variant,
@@ -244,6 +246,8 @@ def audited_mechanism(s: AuditSettings) -> str | Callable[..., MechanismOutput]:
         return subspace_exact_variant(str(s.variant))
     if s.variant in PLANTED_VARIANTS:
         return planted_variant(str(s.variant), s.mechanism)
+    if s.variant is not None and s.variant in MECHANISM_VARIANTS.get(s.mechanism, ((),))[0]:
+        return mechanism_variant(str(s.variant), str(s.mechanism))
     if s.noise_factor is not None:
         return miscalibrated(s.mechanism, s.noise_factor)
     if s.row_norm > 1.0:

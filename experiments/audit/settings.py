@@ -12,7 +12,11 @@ from typing import Any
 from experiments.audit.blackbox import LEARNED_MODELS
 from experiments.audit.common import PEER_NAMES
 from experiments.audit.designs import AUDIT_PARAMS
-from experiments.audit.variants import PLANTED_VARIANTS, SUBSPACE_EXACT_VARIANTS
+from experiments.audit.variants import (
+    MECHANISM_VARIANTS,
+    PLANTED_VARIANTS,
+    SUBSPACE_EXACT_VARIANTS,
+)
 
 #: the audits ``experiment.mode`` picks from
 MODES = ("design", "search", "whitebox")
@@ -61,18 +65,22 @@ def _params(cfg, name: str, params: dict[str, Any]) -> tuple[dict[str, Any], boo
 
 
 def _check_variant(variant: Any, name: str) -> None:
-    """Refuse a variant the audit does not know, or a subspace_exact one asked of another mechanism
-    (a planted defect's mechanism is checked where the defect is made, :func:`.variants.planted_variant`)."""
+    """Refuse a variant the audit does not know, a subspace_exact one asked of another mechanism, or
+    a mechanism's own variant (:data:`.variants.MECHANISM_VARIANTS`) asked of another (a planted
+    defect's mechanism is checked where the defect is made, :func:`.variants.planted_variant`)."""
     if variant in SUBSPACE_EXACT_VARIANTS:
         if name != "subspace_exact":
             raise ValueError(
                 f"experiment.variant={variant} is a known-broken subspace_exact (mechanism subspace_exact)"
             )
     elif variant is not None and variant != "noise_cut" and variant not in PLANTED_VARIANTS:
-        raise ValueError(
-            "experiment.variant must be null, noise_cut or one of "
-            f"{sorted(SUBSPACE_EXACT_VARIANTS) + sorted(PLANTED_VARIANTS)}, got {variant!r}"
-        )
+        own = MECHANISM_VARIANTS.get(name, ((), None))[0]
+        if variant not in own:
+            raise ValueError(
+                "experiment.variant must be null, noise_cut or one of "
+                f"{sorted(SUBSPACE_EXACT_VARIANTS) + sorted(PLANTED_VARIANTS) + list(own)}"
+                f"{f' (the last for {name})' if own else ''}, got {variant!r}"
+            )
 
 
 @dataclass(frozen=True)

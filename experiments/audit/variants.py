@@ -523,3 +523,21 @@ def dp_pca_variant(kind: str, mechanism: str = "dp_pca") -> Callable[..., Mechan
     broken.audit_name = f"{mechanism}[mean not clipped]"
     broken.audit_design = mechanism
     return broken
+
+
+#: mechanism -> (the names ``experiment.variant`` may give its known-broken variants, the maker
+#: ``(kind, mechanism) -> callable``): the variants of one registered mechanism, selected with it
+MECHANISM_VARIANTS = {
+    "amin_cov": (tuple(sorted(AMIN_COV_VARIANTS)), lambda kind, mechanism: amin_cov_variant(kind)),
+    "dp_pca": (("noise_halved", "unclipped"), dp_pca_variant),
+    "k_dp_pca": (("noise_halved", "unclipped"), dp_pca_variant),
+}
+
+
+def mechanism_variant(kind: str, mechanism: str) -> Callable[..., MechanismOutput]:
+    """The known-broken variant ``kind`` of ``mechanism`` (:data:`MECHANISM_VARIANTS`), labelled for
+    the audit; ``ValueError`` naming the valid ones."""
+    names, make = MECHANISM_VARIANTS.get(mechanism, ((), None))
+    if kind not in names:
+        raise ValueError(f"no variant {kind!r} of {mechanism}; valid: {list(names)}")
+    return make(kind, mechanism)

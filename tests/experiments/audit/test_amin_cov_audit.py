@@ -248,3 +248,30 @@ def test_whitebox_catches_eigenvalues_without_noise():
     )
     assert r["violation"] and r["at_ceiling"] and r["exact_epsilon"] == math.inf
     assert r["audited_epsilon_lower"] > r["claimed_epsilon"] == 1.0
+
+
+def test_run_py_selects_a_mechanisms_own_variant_and_refuses_it_for_another():
+    """``experiment.variant=add_remove_laplace`` with ``amin_cov`` audits that variant (its label and
+    its 1/b-per-unit Laplace scale at half the needed size: a violation of the eigenvalues' share
+    at 2,000 runs, as in the table above); with ``mod_sulq`` it is refused in one line."""
+    from experiments.audit.runner import audited_mechanism
+    from experiments.audit.settings import AuditSettings
+    from tests.hydra_helpers import compose_cfg
+
+    def settings(*extra):
+        return AuditSettings.from_config(compose_cfg(["experiment=audit", *extra]))
+
+    s = settings(
+        "experiment.mechanism=amin_cov",
+        "experiment.mode=whitebox",
+        "experiment.variant=add_remove_laplace",
+    )
+    fn = audited_mechanism(s)
+    assert fn.audit_name == "amin_cov[add/remove Laplace scale under replace-one]"
+    r = whitebox_audit(fn, epsilon=2.0, delta=1e-5, trials=2000)
+    assert r["audited_epsilon_lower"] > 1.0 and r["verdict"].startswith("VIOLATION")
+    assert audited_mechanism(
+        settings("experiment.mechanism=dp_pca", "experiment.variant=unclipped")
+    )
+    with pytest.raises(ValueError, match="add_remove_laplace"):
+        settings("experiment.mechanism=mod_sulq", "experiment.variant=add_remove_laplace")

@@ -114,9 +114,8 @@ def _settings(*extra: str) -> AuditSettings:
 def test_jobs_is_not_in_the_run_key():
     for mode in ("design", "search", "whitebox"):
         default = _settings(f"experiment.mode={mode}")
-        assert (
-            default.jobs == 1
-        )  # serial unless asked: the workers' start costs more than most audits
+        # serial unless asked: the workers' start costs more than most audits
+        assert default.jobs == 1
         keys = [
             _settings(f"experiment.mode={mode}", f"experiment.jobs={j}").run_key({})
             for j in ("null", 2)
