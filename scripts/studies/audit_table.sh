@@ -69,3 +69,14 @@ study --blackbox --trials 1000 --calibration-trials 100 --time-budget 20 --json 
 # 8. audit trials per second of every registered mechanism in each mode it runs in (one core, medians of
 #    3; not niced, so that the rates measure the code rather than the other jobs)
 "$PY" scripts/studies/audit_tradeoff_table.py --rates --json "$R/audit_rates.json" || echo "FAILED: --rates"
+# 9. the known-broken controls of the mechanisms since 2019 (docs/audit.md, "Targets: measured")
+run experiment.mechanism=amin_cov experiment.mode=whitebox experiment.trials=20000
+run experiment.mechanism=amin_cov experiment.mode=whitebox experiment.trials=20000 experiment.variant=add_remove_laplace
+for v in "experiment.noise_factor=0.5" "" "experiment.variant=unclipped"; do
+  run experiment.mechanism=dp_pca experiment.mode=whitebox epsilon=2 delta=0.1 experiment.trials=2000 $v
+done
+for mf in lap_cov:0.25 separate_lap_cov:0.1 separate_cov:0.1 adaptive_cov:0.1; do
+  run experiment.mechanism=${mf%%:*} experiment.noise_factor=${mf##*:} experiment.trials=2000
+done
+run experiment.mechanism=analyze_gauss experiment.noise_factor=0.05 +experiment.mechanism_params.postprocess=projection \
+    experiment.trials=2000
