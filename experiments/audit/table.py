@@ -172,7 +172,11 @@ def markdown_table(rows: Sequence[dict]) -> str:
     lines = []
     for r in rows:
         gdp = _num(r["gdp_epsilon_lower"])
-        gdp = f"**{gdp}**" if r["gdp_epsilon_reading"] == "bound" else f"{gdp} (estimate)"
+        reading = r["gdp_epsilon_reading"]
+        if reading == "bound":
+            gdp = f"**{gdp}**"
+        else:
+            gdp = "— (none at δ = 0)" if reading.startswith("none") else f"{gdp} (estimate)"
         lines.append(
             f"| {r['mechanism']} | {_delta(r['delta'])} | {_num(r['exact_epsilon'])} "
             f"| {_num(r['audited_epsilon_lower'])} | {_num(r['gdp_epsilon_fit'])} "

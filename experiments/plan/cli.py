@@ -134,6 +134,16 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         print(f"Error: unknown data set(s) {unknown}; valid: {','.join(UCI)}", file=sys.stderr)
         return 2
     if not args.dry_run:
+        from experiments.figures.cli import is_curated
+        from experiments.paths import results_root
+
+        if is_curated(results_root(args.results)):
+            print(
+                f"Error: --results {args.results} is a curated, committed directory (results/quick, "
+                "results/paper_scale), written only by scripts/curate.sh; give another store",
+                file=sys.stderr,
+            )
+            return 2
         datasets = available(datasets)
     try:
         jobs = build_plan(

@@ -214,6 +214,24 @@ def jobqueue_cluster(kind: str, *, jobs: int, cores: int, memory: str, walltime:
     return cluster
 
 
+def submission_order(jobs: list[Job]) -> list[Job]:
+    """``jobs`` with each one after every job of ``jobs`` it waits for (its ``after``), so that its
+    dependencies are known when it is submitted: by depth in the dependency graph, then longest
+    first.  A job waiting for a job that is not in ``jobs`` (done earlier) does not wait for it."""
+    names = {j.name: j for j in jobs}
+    depth: dict[str, int] = {}
+
+    def level(job: Job, seen: tuple[str, ...] = ()) -> int:
+        if job.name not in depth:
+            if job.name in seen:
+                raise ValueError(f"the plan's jobs wait for each other in a cycle: {job.name}")
+            parents = [names[a] for a in job.after if a in names]
+            depth[job.name] = 1 + max((level(p, (*seen, job.name)) for p in parents), default=-1)
+        return depth[job.name]
+
+    return sorted(jobs, key=lambda j: (level(j), -j.cost))
+
+
 def run_jobs(
     jobs: list[Job],
     payloads: dict[str, Any],
@@ -251,10 +269,10 @@ def run_jobs(
             cluster = (cluster_factory or local_cluster)()
             client = Client(cluster)
             futures, by_key = {}, {}
-            # submitted parents first; priority = estimated cost, so the longest ready job goes first
-            order = sorted(todo, key=lambda j: (bool(j.after), -j.cost))
-            for job in order:
-                deps = [futures[a] for a in job.after if a in names and a in futures]
+            # every job after the jobs it waits for; priority = estimated cost, so the longest ready
+            # job goes first
+            for job in submission_order(todo):
+                deps = [futures[a] for a in job.after if a in names]
                 fut = client.submit(
                     _task,
                     fn,

@@ -89,3 +89,32 @@ def test_every_figure_and_table_is_drawn_by_one_job_after_its_stages():
         stages = next(s for names, s in DRAWN_AFTER if names == tuple(drawing_names(job)))
         assert set(job.after) == {j.name for j in jobs if j.stage in stages}
     assert not any(j.kind == DRAW_KIND for j in build_plan("quick", drawings=False))
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
+def test_every_job_is_submitted_after_the_jobs_it_waits_for(scale):
+    """The engine submits a job only once the jobs it waits for are submitted, so its dependencies
+    are never dropped: a drawing job (cost 5) waits for Figure 2's records, which wait for their
+    chains; ordering by cost among the jobs that wait would put the drawing first."""
+    from experiments.plan.engine import submission_order
+
+    order = submission_order(build_plan(scale))
+    seen: set[str] = set()
+    for job in order:
+        assert set(job.after) <= seen, job.name
+        seen.add(job.name)
+    chain = [_job("a", 1.0), _job("b", 1.0, ["a"]), _job("c", 9.0, ["b"]), _job("d", 5.0)]
+    assert [j.name for j in submission_order(chain)] == ["d", "a", "b", "c"]
+    with pytest.raises(ValueError, match="cycle"):
+        submission_order([_job("x", 1.0, ["y"]), _job("y", 1.0, ["x"])])
+
+
+def test_a_curated_directory_is_refused_as_the_store():
+    """The plan writes records and drawings into its store: a committed curated directory is refused
+    in one line before any work (the dry run, which writes nothing, is not)."""
+    for store in ("results/quick", "results/paper_scale/sub"):
+        r = subprocess.run([sys.executable, "scripts/plan.py", "smoke", "--results", str(REPO / store)],
+                           cwd=REPO, capture_output=True, text=True)  # fmt: skip
+        assert r.returncode == 2 and r.stderr.startswith("Error: --results"), r.stderr
+        assert "curated" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (REPO / "results" / "paper_scale" / "sub").exists()
