@@ -178,15 +178,14 @@ def write_accuracy(acc: pd.DataFrame, out: Path) -> Path:
         "",
     ]
     for (ds, eps), g in acc.groupby(["dataset", "epsilon"], sort=True):
-        r = g.iloc[0]
         lines += [
-            f"## {ds} (n = {int(r.n):,}, d = {int(r.d)}, k = {int(r.k)}), ε = {eps:g}, δ = 1e-6",
+            _heading(ds, eps, g.iloc[0]),
             "",
             "| rank | mechanism | tier | accuracy | 95% interval | majority | utility | ⊥ | trials |",
             "|---:|---|---|---:|---|---:|---:|---:|---:|",
         ]
         for _, x in g.iterrows():
-            rank = "" if pd.isna(x["rank"]) else str(int(x["rank"]))
+            rank = _rank(x["rank"])
             lines.append(
                 f"| {rank} | {x.mechanism} | {x.tier} | {_fmt(x.accuracy, 4)} | "
                 f"[{_fmt(x.lo, 4)}, {_fmt(x.hi, 4)}] | {_fmt(x.majority_accuracy, 4)} | "
@@ -196,6 +195,18 @@ def write_accuracy(acc: pd.DataFrame, out: Path) -> Path:
     path = out / "accuracy.md"
     path.write_text("\n".join(lines))
     return path
+
+
+def _heading(ds, eps, row) -> str:
+    """The heading of one (data set, ε) table: the data set's shape and the target privacy."""
+    return (
+        f"## {ds} (n = {int(row.n):,}, d = {int(row.d)}, k = {int(row.k)}), ε = {eps:g}, δ = 1e-6"
+    )
+
+
+def _rank(value) -> str:
+    """A proven row's rank; nothing for the rows that are not ranked."""
+    return "" if pd.isna(value) else str(int(value))
 
 
 def _fmt(v, digits=3) -> str:
@@ -223,15 +234,14 @@ def write_tables(lb: pd.DataFrame, refused: pd.DataFrame, out: Path) -> Path:
         "",
     ]
     for (ds, eps), g in lb.groupby(["dataset", "epsilon"], sort=True):
-        r = g.iloc[0]
         lines += [
-            f"## {ds} (n = {int(r.n):,}, d = {int(r.d)}, k = {int(r.k)}), ε = {eps:g}, δ = 1e-6",
+            _heading(ds, eps, g.iloc[0]),
             "",
             "| rank | mechanism | tier | utility | 95% interval | subspace | cov | s | ⊥ | trials |",
             "|---:|---|---|---:|---|---:|---:|---:|---:|---:|",
         ]
         for _, x in g.iterrows():
-            rank = "" if pd.isna(x["rank"]) else str(int(x["rank"]))
+            rank = _rank(x["rank"])
             lines.append(
                 f"| {rank} | {x.mechanism} | {x.tier} | {_fmt(x.utility)} | "
                 f"[{_fmt(x.lo)}, {_fmt(x.hi)}] | {_fmt(x.subspace_error, 2)} | "

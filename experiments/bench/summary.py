@@ -126,6 +126,27 @@ def compact(store_dir: Path, out: Path, *, merge: bool = True) -> pd.DataFrame:
 # DuckDB
 # ---------------------------------------------------------------------------------------------
 
+
+def _ranked(value: str) -> str:
+    """The end of a ranking query over its ``cells`` (one row per data set, ε and mechanism, with
+    ``value``, its standard deviation ``sd`` and ``trials``): the 95% Student-t interval of ``value``
+    (``lo``, ``hi``) and, for the proven rows, ``rank`` = 1 + the number of proven rows of the same
+    data set and ε whose interval lies wholly above (overlapping intervals tie)."""
+    return f"""), intervals AS (
+    SELECT c.*, c.{value} - coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS lo,
+           c.{value} + coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS hi
+    FROM cells c LEFT JOIN t975 t ON t.df = c.trials - 1
+)
+SELECT a.*,
+       CASE WHEN a.tier = 'proven' THEN 1 + (
+           SELECT count(*) FROM intervals b
+           WHERE b.tier = 'proven' AND b.dataset = a.dataset AND b.epsilon = a.epsilon
+             AND b.lo > a.hi) END AS rank
+FROM intervals a
+ORDER BY a.dataset, a.epsilon, rank NULLS LAST, a.{value} DESC, a.mechanism
+"""
+
+
 #: the leaderboard: per (data set, ε, mechanism) mean utility with its 95% t interval; a rank for
 #: the proven rows in which overlapping intervals tie.  ``t975`` holds Student's t quantile by df.
 LEADERBOARD_SQL = """
@@ -150,19 +171,7 @@ WITH releases AS (
            count(accuracy) AS accuracy_trials,
            avg(accuracy) AS accuracy
     FROM releases GROUP BY dataset, epsilon_target, mechanism
-), intervals AS (
-    SELECT c.*, c.utility - coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS lo,
-           c.utility + coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS hi
-    FROM cells c LEFT JOIN t975 t ON t.df = c.trials - 1
-)
-SELECT a.*,
-       CASE WHEN a.tier = 'proven' THEN 1 + (
-           SELECT count(*) FROM intervals b
-           WHERE b.tier = 'proven' AND b.dataset = a.dataset AND b.epsilon = a.epsilon
-             AND b.lo > a.hi) END AS rank
-FROM intervals a
-ORDER BY a.dataset, a.epsilon, rank NULLS LAST, a.utility DESC, a.mechanism
-"""
+""" + _ranked("utility")
 
 #: Table 2's classification accuracy (the releases that have one): per (data set, ε, mechanism) the
 #: mean test accuracy with its 95% t interval, ranked among the proven rows as the leaderboard is
@@ -180,19 +189,7 @@ WITH cells AS (
            median(accuracy_seconds) AS accuracy_seconds
     FROM read_parquet($summary) WHERE status <> 'refused' AND accuracy IS NOT NULL
     GROUP BY dataset, epsilon_target, mechanism
-), intervals AS (
-    SELECT c.*, c.accuracy - coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS lo,
-           c.accuracy + coalesce(t.t, 0) * c.sd / sqrt(c.trials) AS hi
-    FROM cells c LEFT JOIN t975 t ON t.df = c.trials - 1
-)
-SELECT a.*,
-       CASE WHEN a.tier = 'proven' THEN 1 + (
-           SELECT count(*) FROM intervals b
-           WHERE b.tier = 'proven' AND b.dataset = a.dataset AND b.epsilon = a.epsilon
-             AND b.lo > a.hi) END AS rank
-FROM intervals a
-ORDER BY a.dataset, a.epsilon, rank NULLS LAST, a.accuracy DESC, a.mechanism
-"""
+""" + _ranked("accuracy")
 
 #: refusals, per (data set, ε, mechanism), with their reasons
 REFUSALS_SQL = """
