@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from experiments.paths import results_root
 from experiments.plan.engine import done_dir, jobqueue_cluster, local_cluster, run_jobs
 from experiments.plan.plan import (
     COSTS_FILE,
@@ -135,7 +136,6 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         return 2
     if not args.dry_run:
         from experiments.figures.cli import is_curated
-        from experiments.paths import results_root
 
         if is_curated(results_root(args.results)):
             print(
@@ -183,8 +183,6 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
 
         def factory():
             return local_cluster(args.workers)
-
-    from experiments.paths import results_root
 
     results = results_root(args.results)
     payloads = compose_payloads(jobs, results, register)

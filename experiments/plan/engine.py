@@ -81,6 +81,25 @@ def _recorded_writes():
         ResultStore.write = original
 
 
+def _timing(job: Job, cpu: float, wall0: float, variable: float, written: list, **extra) -> dict:
+    """A finished job's timing line (:func:`experiments.plan.plan.costs_from_timings` reads it):
+    its CPU-s, wall seconds since ``wall0``, the part of its CPU time that grows with its units
+    (``variable``) and the ids of the records it wrote."""
+    return {
+        "name": job.name,
+        "kind": job.kind,
+        "units": job.units,
+        "cpu_s": cpu,
+        "wall_s": time.perf_counter() - wall0,
+        "variable_s": variable,
+        "records_written": len(written),
+        "record_ids": written,
+        **extra,
+        "pid": os.getpid(),
+        "ok": True,
+    }
+
+
 def execute_runner(job: Job, cfg: dict, results: str) -> dict:
     """Run ``job`` (``cfg``: its composed config, plain values) in this process with one BLAS thread;
     mark it done in the store; return its timing (CPU-s, the records it wrote and the part of its
@@ -106,18 +125,7 @@ def execute_runner(job: Job, cfg: dict, results: str) -> dict:
         variable = 0.0
     else:
         variable = sum(s["seconds"] for s in seen if s["written"])
-    timing = {
-        "name": job.name,
-        "kind": job.kind,
-        "units": job.units,
-        "cpu_s": cpu,
-        "wall_s": time.perf_counter() - wall0,
-        "variable_s": variable,
-        "records_written": sum(s["written"] for s in seen),
-        "record_ids": [s["id"] for s in seen if s["written"]],
-        "pid": os.getpid(),
-        "ok": True,
-    }
+    timing = _timing(job, cpu, wall0, variable, [s["id"] for s in seen if s["written"]])
     _write_atomic(done_dir(Path(results)) / f"{job.token}.json", json.dumps(timing) + "\n")
     return timing
 
@@ -135,19 +143,8 @@ def execute_drawing(job: Job, payload: dict, results: str) -> dict:
         made = make_all(
             Path(results), Path(payload["out"]), set(drawing_names(job)), payload["scale"]
         )
-    return {
-        "name": job.name,
-        "kind": job.kind,
-        "units": job.units,
-        "cpu_s": time.process_time() - cpu0,
-        "wall_s": time.perf_counter() - wall0,
-        "variable_s": 0.0,
-        "records_written": 0,
-        "record_ids": [],
-        "drawn": {k: None if v is None else [str(p) for p in v] for k, v in made.items()},
-        "pid": os.getpid(),
-        "ok": True,
-    }
+    drawn = {k: None if v is None else [str(p) for p in v] for k, v in made.items()}
+    return _timing(job, time.process_time() - cpu0, wall0, 0.0, [], drawn=drawn)
 
 
 def _task(fn: Callable, job: Job, payload: Any, results: str, *after) -> dict:
