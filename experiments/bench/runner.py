@@ -18,6 +18,7 @@ empty.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import math
 import time
@@ -180,13 +181,16 @@ def entry(
     ``timeout``), set before the privacy parameters, so they can never change ε or δ; they enter
     the record's key with the other resolved options."""
     if ":" in spec:
+        if options:
+            raise UserError(
+                f"grids.<scale>.options for {spec!r}: a mechanism of your own takes no options "
+                "from the benchmark (set its defaults in its own code)"
+            )
         fn = currency.own_function(spec)
         plan = currency.plan_for(spec)
         call = {
             k: v for k, v in {"epsilon": epsilon, "delta": delta}.items() if currency.takes(fn, k)
         }
-        import functools
-
         return Entry(
             currency.own_name(spec), plan, {"target": spec, **call}, functools.partial(fn, **call)
         )

@@ -227,3 +227,15 @@ def test_scale_options_reach_the_mechanism_but_never_its_privacy_parameters():
     with pytest.raises(UserError):  # the currency's own options (tight calibration) stay
         entry("mod_sulq", 1.0, 1e-6, ppca_iterations=10, ppca_chains=1,
               options={"calibration": "classic"})  # fmt: skip
+
+
+def test_a_mechanism_of_ones_own_takes_no_scale_options():
+    """Options a scale sets for a mechanism of one's own are refused in one line, not ignored; with
+    none it enters as before."""
+    from experiments.bench.runner import entry
+    from experiments.errors import UserError
+
+    own = "examples/my_mechanism/my_gauss.py:my_gauss"
+    assert entry(own, 1.0, 1e-6, ppca_iterations=10, ppca_chains=1).params["target"] == own
+    with pytest.raises(UserError, match="takes no options"):
+        entry(own, 1.0, 1e-6, ppca_iterations=10, ppca_chains=1, options={"timeout": 10})
