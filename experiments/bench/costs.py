@@ -116,8 +116,9 @@ def measure(
             try:
                 ds = datasets.load(cell, data_dir)
             except Exception as exc:  # data unavailable: not priced (listed)
-                out[cell.name] = {"unavailable": str(exc).splitlines()[0]}
-                log(f"{cell.name}: unavailable")
+                # the committed table names the failure only: its message holds this machine's paths
+                out[cell.name] = {"unavailable": f"its data did not load ({type(exc).__name__})"}
+                log(f"{cell.name}: unavailable: {str(exc).splitlines()[0]}")
                 continue
             data = PreparedData(ds.X)
             Truth.of(data, cell.k)
