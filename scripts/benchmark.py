@@ -9,9 +9,9 @@
     scripts/benchmark.py costs paper                   # measure CPU-s per release -> experiments/bench/costs.json
 
 ``plan`` takes ``--mechanisms``, ``--datasets``, ``--epsilons`` (comma-separated) and ``--block``
-(trials per job).  ``curate`` compacts the store's benchmark records into
-``results/benchmark/summary.parquet`` (merged by record id), writes the per-mechanism costs
-(``results/benchmark/costs.json``) and draws every table and figure from the summary.
+(trials per job); its jobs are priced by the measured cost table, ``experiments/bench/costs.json``.
+``curate`` compacts the store's benchmark records into ``results/benchmark/summary.parquet`` (merged
+by record id) and draws every table and figure from the summary.
 """
 
 import argparse
@@ -34,8 +34,6 @@ def _plan(a) -> int:
     def split(text):
         return tuple(x for x in text.split(",") if x) if text else None
 
-    from experiments.bench.costs import estimate_jobs
-
     eps = split(a.epsilons)
     jobs = build_benchmark_plan(
         a.scale,
@@ -44,12 +42,6 @@ def _plan(a) -> int:
         epsilons=None if eps is None else tuple(float(e) for e in eps),
         block=a.block,
     )
-    from omegaconf import OmegaConf
-
-    grid = OmegaConf.load(REPO / "conf" / "experiment" / "benchmark.yaml").experiment.grids
-    acc = int(grid[a.scale].get("accuracy_trials", 0) or 0) if a.scale in grid else 0
-    # priced by the measured table, experiments/bench/costs.json
-    jobs = estimate_jobs(jobs, accuracy_trials=acc)
     if a.dry_run:
         print(f"benchmark plan of scale {a.scale}")
         print(describe(jobs))
@@ -86,18 +78,9 @@ def _plan(a) -> int:
 
 
 def _curate(a) -> int:
-    import json
-
     from experiments.bench.summary import compact
-    from experiments.plan.plan import benchmark_costs_from_summary
 
     rows = compact(Path(a.store), a.out / "summary.parquet")
-    costs = {
-        "command": "scripts/benchmark.py curate STORE",
-        "model": "cost = fixed + per_unit x trials x n x d / 1e6 (experiments/plan/plan.py)",
-        "kinds": benchmark_costs_from_summary(rows),
-    }
-    (a.out / "costs.json").write_text(json.dumps(costs, indent=1, sort_keys=True) + "\n")
     print(f"{len(rows)} releases in {a.out / 'summary.parquet'}")
     return _draw(a)
 

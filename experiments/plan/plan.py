@@ -12,7 +12,8 @@ the job's work grows with at any scale (chain-iterations of a PPCA group, record
 iterations of a Figure 2 chain), ``fixed`` what it does not (loading and preparing the data).  Both
 come from :data:`COSTS_FILE`, measured from the jobs of a quick-scale run
 (:func:`costs_from_timings`); a paper-scale job's cost is that job's fixed cost plus its per-unit
-cost times its paper-scale units.
+cost times its paper-scale units.  The benchmark's jobs (:func:`build_benchmark_plan`) are priced
+by the benchmark's measured model instead, :mod:`experiments.bench.costs`.
 """
 
 from __future__ import annotations
@@ -384,14 +385,10 @@ def _hms(seconds: float) -> str:
 # The benchmark (experiments/bench): one job per (mechanism, data set, epsilon, block of trials)
 # ---------------------------------------------------------------------------------------------
 
-#: the benchmark's measured costs per mechanism (:func:`benchmark_costs_from_summary`)
-BENCHMARK_COSTS_FILE = Path(__file__).resolve().parents[2] / "results" / "benchmark" / "costs.json"
-#: a benchmark job's fixed CPU-s (loading its data set, its eigendecomposition): not measured
-BENCHMARK_FIXED_COST = 2.0
-
 
 def _benchmark_cell_size(cell) -> tuple[int, int]:
-    """(n, d) of a benchmark cell, without loading it: the paper's Table 1 for UCI data sets."""
+    """(n, d) of a benchmark cell, without loading it (the paper's Table 1 for UCI data sets): what
+    the grid's ``limits`` compare with."""
     from experiments.data.uci import PAPER_TABLE1
 
     if cell.n is not None:
@@ -410,14 +407,33 @@ def build_benchmark_plan(
     block: int | None = None,
     costs: dict | None = None,
 ) -> list[Job]:
-    """The benchmark at ``scale`` (``experiment.grids[scale]`` of ``conf/experiment/benchmark.yaml``)
-    as independent jobs, one per (mechanism, data set, ε, block of ``block`` trials; default: every
-    trial in one job), each a ``run.py experiment=benchmark`` command line restricted to its part
-    (the selection never enters a record's key).
+    """The benchmark at ``scale`` as independent jobs, priced by the measured cost model.
 
-    A job's cost is ``fixed + per_unit x units`` with ``units`` = trials x n x d / 10^6 and the
-    mechanism's measured ``per_unit`` (:data:`BENCHMARK_COSTS_FILE`; kind ``benchmark/<mechanism>``).
+    One job per (mechanism, data set, ε, block of trials), each a ``run.py experiment=benchmark``
+    command line restricted to its part (the selection never enters a record's key).  A mechanism
+    the grid skips on a cell (k = 1 only, or n x d above its entry in ``limits``) has no job there.
+
+    Parameters
+    ----------
+    scale : str
+        A grid of ``conf/experiment/benchmark.yaml`` (``experiment.grids[scale]``).
+    mechanisms, datasets, epsilons : tuple or None
+        Restrict the grid's (None: all of them).
+    block : int or None
+        Trials per job (None: every trial in one job).
+    costs : dict or None
+        The cost table of :mod:`experiments.bench.costs` (None: the committed one,
+        ``experiments/bench/costs.json``).
+
+    Returns
+    -------
+    list of Job
+        Kind ``benchmark/<mechanism>``, units its trials, and the cost
+        :func:`experiments.bench.costs.estimate_jobs` gives it with the grid's ``accuracy_trials``:
+        start-up + the cell's fixed CPU-s + trials x release (+ the classified trials x one
+        classification on a Table 2 cell).
     """
+    from experiments.bench.costs import estimate_jobs
     from experiments.bench.datasets import expand
 
     grid = _experiment_yaml("benchmark").grids
@@ -448,28 +464,6 @@ def build_benchmark_plan(
                         f"experiment.trial_range=[{lo},{hi}]",
                         f"scale={scale}",
                     )
-                    units = (hi - lo) * n * d / 1e6
-                    jobs.append(Job(name, "benchmark", overrides, f"benchmark/{m}", units))
-    table = (load_costs(BENCHMARK_COSTS_FILE) if costs is None else costs).get("kinds", {})
-    out = []
-    for j in jobs:
-        k = table.get(j.kind)
-        cost = UNMEASURED_COST if k is None else BENCHMARK_FIXED_COST + k["per_unit"] * j.units
-        out.append(Job(j.name, j.stage, j.overrides, j.kind, j.units, cost, j.after))
-    return out
-
-
-def benchmark_costs_from_summary(rows) -> dict:
-    """Per-mechanism costs from a benchmark summary's rows (a DataFrame: ``mechanism``, ``n``,
-    ``d``, ``seconds``): ``per_unit`` is the median over its releases of seconds / (n x d / 10^6);
-    ``fixed`` is :data:`BENCHMARK_FIXED_COST` (not measured)."""
-    kinds = {}
-    ok = rows[rows["status"] != "refused"]
-    for m, g in ok.groupby("mechanism"):
-        per = (g["seconds"] / (g["n"] * g["d"] / 1e6)).median()
-        kinds[f"benchmark/{m}"] = {
-            "fixed": BENCHMARK_FIXED_COST,
-            "per_unit": float(per),
-            "jobs": int(len(g)),
-        }
-    return kinds
+                    jobs.append(Job(name, "benchmark", overrides, f"benchmark/{m}", float(hi - lo)))
+    accuracy_trials = int(g.get("accuracy_trials", 0) or 0)
+    return estimate_jobs(jobs, costs, accuracy_trials=accuracy_trials)

@@ -89,6 +89,46 @@ def test_jobs_are_priced_by_the_measured_table():
     assert got[6] == pytest.approx(2.0 + 3.0)  # a refusal: start-up and the cell, no release
 
 
+def test_the_benchmark_plan_prices_its_jobs_by_the_measured_table():
+    """build_benchmark_plan's job costs start-up + the cell's fixed CPU-s + trials x release, plus
+    the grid's accuracy_trials x one classification on a Table 2 cell; unmeasured: the default."""
+    from omegaconf import OmegaConf
+
+    from experiments.plan.plan import build_benchmark_plan
+
+    grids = OmegaConf.load(REPO / "conf" / "experiment" / "benchmark.yaml").experiment.grids
+    acc = int(grids.paper.accuracy_trials)
+    assert 0 < acc <= 10  # classified trials fall in the first block of 10 only
+    table = {
+        "job_startup": 2.0,
+        "cells": {
+            "kddcup-table2": {"n": 247010, "d": 116, "k": 4, "fixed": 3.0, "accuracy": 40.0,
+                              "release": {"pca": {"seconds": 0.5}}},
+            "gaussian10": {"n": 5000, "d": 10, "k": 2, "fixed": 1.0,
+                           "release": {"pca": {"seconds": 0.25}}},
+        },
+    }  # fmt: skip
+    jobs = build_benchmark_plan("paper", mechanisms=("pca", "random"),
+                                datasets=("kddcup-table2", "gaussian10"), epsilons=(1.0,),
+                                block=10, costs=table)  # fmt: skip
+    assert {j.name: j.cost for j in jobs} == pytest.approx(
+        {
+            "benchmark/kddcup-table2/pca/eps1/t0-10": 2.0 + 3.0 + 10 * 0.5 + acc * 40.0,
+            "benchmark/kddcup-table2/pca/eps1/t10-20": 2.0 + 3.0 + 10 * 0.5,
+            "benchmark/kddcup-table2/random/eps1/t0-10": 60.0,
+            "benchmark/kddcup-table2/random/eps1/t10-20": 60.0,
+            "benchmark/gaussian10/pca/eps1/t0-10": 2.0 + 1.0 + 10 * 0.25,
+            "benchmark/gaussian10/pca/eps1/t10-20": 2.0 + 1.0 + 10 * 0.25,
+            "benchmark/gaussian10/random/eps1/t0-10": 60.0,
+            "benchmark/gaussian10/random/eps1/t10-20": 60.0,
+        }
+    )
+    assert {j.units for j in jobs} == {10.0} and {j.kind for j in jobs} == {
+        "benchmark/pca",
+        "benchmark/random",
+    }
+
+
 def test_the_committed_cost_table_prices_every_job_of_the_full_scale():
     """Every job of the full scale's plan has a measured (or fitted) price, none the default."""
     from experiments.plan.plan import build_benchmark_plan
