@@ -128,7 +128,8 @@ def table2(df: pd.DataFrame, out: Path):
     d = d[~d.dataset.isin(FOOTNOTE_DATASETS)] if len(d) else d
     if d.empty:
         return None
-    keys = ["dataset", "scale", *PROTOCOL_COLUMNS, "mechanism"]
+    # the training rows (a scale's row cap, scale.classification.max_rows) part the rounds like the protocol
+    keys = ["dataset", "scale", *PROTOCOL_COLUMNS, "n_train", "mechanism"]
     g = d.groupby(keys, dropna=False)["accuracy"].agg(["mean", "std", "count"]).reset_index()
     g["accuracy_pct"] = (100 * g["mean"]).round(2)
     g["std_pct"] = (100 * g["std"].fillna(0.0)).round(2)
@@ -158,9 +159,10 @@ def table2(df: pd.DataFrame, out: Path):
             "paper_accuracy_pct",
             "paper_std_pct",
             "scale",
+            "n_train",
             *PROTOCOL_COLUMNS,
         ]
-    ].rename(columns={"count": "rounds"})
+    ].rename(columns={"count": "rounds", "n_train": "training_rows"})
     out.mkdir(parents=True, exist_ok=True)
     write_owner_only_csv(t, out / "table2.csv")
     return [out / "table2.csv"]

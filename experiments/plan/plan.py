@@ -196,6 +196,7 @@ def build_plan(
     # Table 2 (kddcup, localization) and footnote 1 (census, insurance; census without its label's columns)
     c = sc.classification
     P, J = int(c.permutations), int(c.projections)
+    max_rows = int(c.max_rows) if c.get("max_rows") else None
     table2 = [(ds, m, []) for ds in ("kddcup", "localization") if ds in on
               for m in ("ppca", "pca", "mod_sulq", "random")]  # fmt: skip
     table2 += [(ds, "pca", []) for ds in ("census", "insurance") if ds in on]
@@ -204,14 +205,18 @@ def build_plan(
     for ds, mech, extra in table2:
         base = ["experiment=classification", f"dataset={ds}", f"mechanism={mech}", *extra]
         tag = f"table2/{ds}/{mech}" + ("/no-income" if extra else "")
+        # units: thousands of training rows per fit; a PPCA group fits each projection, PCA's
+        # projections share one subspace (one fit)
+        rows = table2_training_rows(ds, max_rows) / 1000
         for p in range(P):
-            if mech in ("ppca", "pca"):  # a PPCA group, or one subspace for every projection
+            if mech in ("ppca", "pca"):
+                fits = J if mech == "ppca" else 1
                 add(f"{tag}/p{p}", STAGES[4], [*base, _only(permutation=p)],
-                    f"classification/{ds}/{mech}", J)  # fmt: skip
+                    f"classification/{ds}/{mech}", fits * rows)  # fmt: skip
             else:
                 for j in range(J):
                     add(f"{tag}/p{p}/j{j}", STAGES[4], [*base, _only(permutation=p, projection=j)],
-                        f"classification/{ds}/{mech}", 1)  # fmt: skip
+                        f"classification/{ds}/{mech}", rows)  # fmt: skip
     # Figure 5
     n_eps = len(_experiment_yaml("utility_vs_epsilon").epsilons)
     for mech in ("pca", "mod_sulq", "ppca"):
@@ -230,6 +235,21 @@ def build_plan(
     if drawings:
         jobs += drawing_jobs(jobs, scale)
     return estimate(jobs, load_costs() if costs is None else costs)
+
+
+#: rows of each UCI data set as loaded here by default (census: its test split, the paper's learn
+#: split being absent, docs/data.md), for the training rows of a Table 2 job's cost only
+DATASET_ROWS = {"kddcup": 494_021, "census": 99_762, "insurance": 9_822, "localization": 164_860}
+
+
+def table2_training_rows(dataset: str, max_rows: int | None) -> int:
+    """The training rows of one Table 2 fit on ``dataset`` with the permutations cut to ``max_rows``
+    (:func:`experiments.runs.classifiers.split_sizes`: 10% of the half that does not compute the
+    subspace).  The cross-validated C-SVC's time grows with them (docs/performance.md), so they
+    are the units of a Table 2 job's cost and carry a cost measured at one scale to another."""
+    from experiments.runs.classifiers import split_sizes
+
+    return split_sizes(DATASET_ROWS[dataset], max_rows)[1]
 
 
 def drawing_jobs(jobs: list[Job], scale: str) -> list[Job]:

@@ -36,6 +36,7 @@ __all__ = [
     "majority_label_accuracy",
     "rbf_svm_default",
     "require_converged",
+    "split_sizes",
 ]
 
 
@@ -53,10 +54,17 @@ def classification_split(n_rows: int, seed: int, permutation: int, max_rows: int
     order = subset_rng(seed, permutation).permutation(n_rows)
     if max_rows:
         order = order[: int(max_rows)]
-    half = len(order) // 2
+    half, n_train = split_sizes(n_rows, max_rows)
     rest = order[half:]
-    n_train = max(2, int(round(0.1 * len(rest))))
     return order[:half], rest[:n_train], rest[n_train:]
+
+
+def split_sizes(n_rows: int, max_rows: int | None = None) -> tuple[int, int]:
+    """(hold-out rows, training rows) of a Table-2 permutation of ``n_rows`` rows cut to
+    ``max_rows`` (:func:`classification_split`)."""
+    rows = min(int(n_rows), int(max_rows)) if max_rows else int(n_rows)
+    half = rows // 2
+    return half, max(2, int(round(0.1 * (rows - half))))
 
 
 def _scaler(scaling: str):

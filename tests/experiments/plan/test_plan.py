@@ -118,3 +118,18 @@ def test_a_curated_directory_is_refused_as_the_store():
         assert r.returncode == 2 and r.stderr.startswith("Error: --results"), r.stderr
         assert "curated" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (REPO / "results" / "paper_scale" / "sub").exists()
+
+
+def test_table2_jobs_cost_by_training_rows():
+    """A Table 2 job's units are its fits' thousands of training rows, so a cost measured on quick's
+    100,000-row permutations carries to the paper's full kddcup (24,701 training rows a fit); PCA's
+    projections share one subspace, so a permutation is one fit, PPCA's are one fit each."""
+    units = {
+        scale: {j.name: j.units for j in build_plan(scale) if j.stage == STAGES[4]}
+        for scale in ("quick", "paper")
+    }
+    assert units["quick"]["table2/kddcup/mod_sulq/p0/j0"] == pytest.approx(5.0)
+    assert units["paper"]["table2/kddcup/mod_sulq/p0/j0"] == pytest.approx(24.701)
+    assert units["paper"]["table2/kddcup/ppca/p0"] == pytest.approx(5 * 24.701)
+    assert units["paper"]["table2/kddcup/pca/p0"] == pytest.approx(24.701)
+    assert units["paper"]["table2/census/pca/p0"] == pytest.approx(4.988)
