@@ -364,6 +364,32 @@ def _log_audit(record: dict) -> None:
     )
 
 
+def _prepared(cfg) -> tuple[AuditSettings, str | Callable[..., MechanismOutput], dict, dict]:
+    """The settings of ``cfg``, the mechanism they audit, the keyword arguments it takes and the
+    record's run key."""
+    s = AuditSettings.from_config(cfg)
+    mech = audited_mechanism(s)
+    params = accepted_params(resolve(mech)[1], s.mechanism_params)
+    return s, mech, params, s.run_key(params)
+
+
+def audit_run_key(cfg) -> dict:
+    """The run key of the record ``run.py`` stores for ``cfg``, computed as :func:`run_audit` does
+    before it looks the record up (no audit is run).
+
+    Parameters
+    ----------
+    cfg : DictConfig
+        A config composed with ``experiment=audit``.
+
+    Returns
+    -------
+    dict
+        The run key; :func:`experiments.store.store.record_id` of it names the record.
+    """
+    return _prepared(cfg)[3]
+
+
 def run_audit(cfg) -> dict:
     """``python run.py experiment=audit mechanism=NAME``: audit one mechanism, store and print the result.
 
@@ -388,10 +414,7 @@ def run_audit(cfg) -> dict:
     from experiments.store.records import results_root
     from experiments.store.store import ResultStore, record_id
 
-    s = AuditSettings.from_config(cfg)
-    mech = audited_mechanism(s)
-    params = accepted_params(resolve(mech)[1], s.mechanism_params)
-    key = s.run_key(params)
+    s, mech, params, key = _prepared(cfg)
     store = ResultStore(results_root(cfg))
     if store.has(key):
         record = store.get(record_id(key))

@@ -4,6 +4,8 @@
     scripts/plan.py quick                      # run it on every core of this machine (Dask LocalCluster)
     scripts/plan.py paper --engine slurm --cluster-jobs 4 --cores 16 --memory 64GB --walltime 02:00:00
     scripts/plan.py --measure-costs STORE      # per-kind costs from STORE's finished jobs -> costs.json
+    scripts/plan.py audit --dry-run            # the audit table of docs/audit.md: one job per run
+    scripts/plan.py audit --results STORE      # run it on every core, resumably
 
 Exit status: 0 when every job is done, 2 when a job failed (one line each, after the others
 finished), 130 on Ctrl-C (one line; the same command resumes).
@@ -20,6 +22,11 @@ from pathlib import Path
 from typing import Callable
 
 from experiments.paths import results_root
+from experiments.plan.audit_plan import (
+    AUDIT_COSTS_FILE,
+    AUDIT_PLAN,
+    build_audit_plan,
+)
 from experiments.plan.engine import done_dir, jobqueue_cluster, local_cluster, run_jobs
 from experiments.plan.plan import (
     COSTS_FILE,
@@ -34,7 +41,8 @@ from experiments.plan.plan import (
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="scripts/plan.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("scale", nargs="?", default="quick", help="smoke, quick or paper (conf/scale/)")
+    p.add_argument("scale", nargs="?", default="quick",
+                   help="smoke, quick or paper (conf/scale/), or audit (the audit table's runs)")  # fmt: skip
     p.add_argument(
         "--dry-run", action="store_true", help="print the plan and its makespans; run nothing"
     )
@@ -129,6 +137,7 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         table = measure_costs(Path(args.measure_costs), Path(args.costs_out), cmd)
         print(f"{len(table['kinds'])} kinds of job measured -> {args.costs_out}")
         return 0
+    audit = args.scale == AUDIT_PLAN
     datasets = [d for d in args.datasets.split(",") if d]
     unknown = sorted(set(datasets) - set(UCI))
     if unknown:
@@ -144,20 +153,32 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
                 file=sys.stderr,
             )
             return 2
-        datasets = available(datasets)
+        if not audit:
+            datasets = available(datasets)
     try:
-        jobs = build_plan(
-            args.scale,
-            tuple(datasets),
-            extras=None if args.extras is None else bool(args.extras),
-            gibbs_samplers=tuple(s for s in args.gibbs_samplers.split(",") if s),
-            ppca_sweeps=args.ppca_sweeps,
-        )
+        if audit:
+            jobs = build_audit_plan()
+        else:
+            jobs = build_plan(
+                args.scale,
+                tuple(datasets),
+                extras=None if args.extras is None else bool(args.extras),
+                gibbs_samplers=tuple(s for s in args.gibbs_samplers.split(",") if s),
+                ppca_sweeps=args.ppca_sweeps,
+            )
     except ValueError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        also = (
+            f" (or {AUDIT_PLAN}: the audit table)" if str(exc).startswith("unknown scale") else ""
+        )
+        print(f"Error: {exc}{also}", file=sys.stderr)
         return 2
     if args.dry_run:
-        print(f"plan of scale {args.scale} (costs: {load_costs().get('command', 'none measured')})")
+        if audit:
+            costs = load_costs(AUDIT_COSTS_FILE).get("command", "none measured")
+            print(f"the audit table's plan (costs: {costs})")
+        else:
+            costs = load_costs().get("command", "none measured")
+            print(f"plan of scale {args.scale} (costs: {costs})")
         print(describe(jobs))
         return 0
     factory = None

@@ -361,11 +361,12 @@ def simulate(jobs: list[Job], workers: int) -> float:
 
 
 def describe(jobs: list[Job], workers=(2, 16, 64)) -> str:
-    """The dry run's text: the jobs by stage with their estimated CPU-s, the longest job, and the
-    simulated makespan on each number of ``workers``."""
+    """The dry run's text: the jobs by stage (those of :data:`STAGES` in its order, then any other
+    in the order of ``jobs``) with their estimated CPU-s, the longest job, and the simulated
+    makespan on each number of ``workers``."""
     total = sum(j.cost for j in jobs)
     lines = []
-    for stage in STAGES:
+    for stage in dict.fromkeys([*STAGES, *(j.stage for j in jobs)]):
         js = [j for j in jobs if j.stage == stage]
         if not js:
             continue
