@@ -64,6 +64,14 @@ def epsilon_lower_bound(k1, n1, k0, n0, delta: float, alpha: float):
     return float(eps) if eps.ndim == 0 else eps
 
 
+def empirical_epsilon(p_hi: float, p_lo: float, delta: float) -> float:
+    """The point estimate of ε from an event's frequencies: log((p_hi − δ) / p_lo), ∞ when the
+    event never occurs on the lower side but does beyond δ on the upper, 0 when it does not."""
+    if p_lo > 0 and p_hi > delta:
+        return math.log((p_hi - delta) / p_lo)
+    return math.inf if p_hi > delta else 0.0
+
+
 def max_certifiable_epsilon(n1: int, n0: int, delta: float, alpha: float) -> float:
     """The largest ε_lower any event can give with these trial counts (perfect separation)."""
     return float(epsilon_lower_bound(n1, n1, 0, n0, delta, alpha))
@@ -193,11 +201,7 @@ def audit_scores(
     n_hi, n_lo = hi_s.size, lo_s.size
     eps = float(epsilon_lower_bound(k_hi, n_hi, k_lo, n_lo, delta, level))
     p_hi, p_lo = k_hi / n_hi, k_lo / n_lo
-    emp = (
-        math.log((p_hi - delta) / p_lo)
-        if (p_lo > 0 and p_hi > delta)
-        else (math.inf if p_hi > delta else 0.0)
-    )
+    emp = empirical_epsilon(p_hi, p_lo, delta)
     ceiling = max_certifiable_epsilon(n_hi, n_lo, delta, level)
     return {
         "audited_epsilon_lower": eps,

@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -35,6 +34,7 @@ from experiments.audit.bounds import (
     choose_event,
     clopper_pearson_lower,
     clopper_pearson_upper,
+    empirical_epsilon,
     epsilon_lower_bound,
     max_certifiable_epsilon,
 )
@@ -402,11 +402,7 @@ def search_audit(
     claimed = float(g.epsilon)
     ceiling = max_certifiable_epsilon(trials, trials, g.delta, alpha)
     p_hi, p_lo = k_hi / trials, k_lo / trials
-    emp = (
-        math.log((p_hi - g.delta) / p_lo)
-        if (p_lo > 0 and p_hi > g.delta)
-        else (math.inf if p_hi > g.delta else 0.0)
-    )
+    emp = empirical_epsilon(p_hi, p_lo, g.delta)
     return {
         "mechanism": getattr(fn, "audit_name", name),
         "mode": "search",

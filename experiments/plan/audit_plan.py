@@ -12,7 +12,8 @@ job's whole CPU time is its fixed cost); a kind without a cost there costs
 :data:`~experiments.plan.plan.UNMEASURED_COST`.
 
 :func:`table_run_keys` computes the run key of each run's record from its config as the engine
-composes it (:func:`experiments.audit.runner.audit_run_key`).
+composes it (:func:`experiments.audit.runner.audit_run_key`); :func:`curate_table` draws the table
+of a store with them (:mod:`experiments.audit.report`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from pathlib import Path
 from typing import Sequence
 
 from experiments.audit.table_runs import TABLE_RUNS, TableRun
+from experiments.paths import SOURCE_ROOT
 from experiments.plan.plan import Job, estimate, load_costs
 
 #: the audit jobs' costs: a fixed cost per kind (``audit/<run name>``), CPU-s
 AUDIT_COSTS_FILE = Path(__file__).resolve().parent / "audit_costs.json"
+#: the committed summary folder of the audit table (written only by ``--curate`` and ``--draw``)
+AUDIT_OUT = SOURCE_ROOT / "results" / "audit"
 #: the plan's name on the command line (``scripts/plan.py audit``)
 AUDIT_PLAN = "audit"
 
@@ -79,3 +83,14 @@ def table_run_keys(runs: Sequence[TableRun], payloads: dict) -> list[tuple[Table
     from experiments.audit.runner import audit_run_key
 
     return [(r, audit_run_key(OmegaConf.create(payloads[job_name(r)]))) for r in runs]
+
+
+def curate_table(
+    store: Path, out: Path, payloads: dict, runs: Sequence[TableRun] = TABLE_RUNS
+) -> list[Path]:
+    """Merge the records of the table's ``runs`` in ``store`` into ``out/summary.csv`` and redraw
+    ``out/audit_table.md`` from it (:func:`experiments.audit.report.curate`); ``payloads`` as for
+    :func:`table_run_keys`."""
+    from experiments.audit.report import curate
+
+    return curate(store, table_run_keys(runs, payloads), out)

@@ -5,7 +5,10 @@
     scripts/plan.py paper --engine slurm --cluster-jobs 4 --cores 16 --memory 64GB --walltime 02:00:00
     scripts/plan.py --measure-costs STORE      # per-kind costs from STORE's finished jobs -> costs.json
     scripts/plan.py audit --dry-run            # the audit table of docs/audit.md: one job per run
-    scripts/plan.py audit --results STORE      # run it on every core, resumably
+    scripts/plan.py audit --results STORE      # run it, resumably; then draw STORE's table:
+    scripts/plan.py audit --curate STORE --out STORE/audit
+    scripts/plan.py audit --curate STORE       # merge STORE's rows into results/audit/ and redraw it
+    scripts/plan.py audit --draw               # redraw results/audit/ from its summary alone
 
 Exit status: 0 when every job is done, 2 when a job failed (one line each, after the others
 finished), 130 on Ctrl-C (one line; the same command resumes).
@@ -24,8 +27,10 @@ from typing import Callable
 from experiments.paths import results_root
 from experiments.plan.audit_plan import (
     AUDIT_COSTS_FILE,
+    AUDIT_OUT,
     AUDIT_PLAN,
     build_audit_plan,
+    curate_table,
 )
 from experiments.plan.engine import done_dir, jobqueue_cluster, local_cluster, run_jobs
 from experiments.plan.plan import (
@@ -70,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--measure-costs", metavar="STORE", default=None,
                    help="write the per-kind costs of STORE's finished jobs to the costs table")  # fmt: skip
     p.add_argument("--costs-out", default=str(COSTS_FILE))
+    p.add_argument("--curate", metavar="STORE", default=None,
+                   help="audit: merge STORE's records of the table into --out and redraw it")  # fmt: skip
+    p.add_argument("--draw", action="store_true",
+                   help="audit: redraw --out's table from its summary alone")  # fmt: skip
+    p.add_argument("--out", type=Path, default=AUDIT_OUT,
+                   help="audit: the summary folder of --curate and --draw (default results/audit)")  # fmt: skip
     return p
 
 
@@ -128,6 +139,26 @@ def measure_costs(store: Path, out: Path, command: str) -> dict:
     return table
 
 
+def _audit_table(args, register: Callable[[], None]) -> int:
+    """``--curate STORE``: merge STORE's records of the audit table into ``--out`` and redraw it;
+    ``--draw``: redraw ``--out`` from its summary alone."""
+    from experiments.audit.report import draw
+
+    try:
+        if args.curate:
+            store = results_root(args.curate)
+            jobs = build_audit_plan(costs={})
+            paths = curate_table(store, args.out, compose_payloads(jobs, store, register))
+        else:
+            paths = draw(args.out)
+    except ValueError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    for p in paths:
+        print(p)
+    return 0
+
+
 def main(argv: list[str], register: Callable[[], None]) -> int:
     """``register``: makes the config's schema known before composing
     (:func:`experiments.app.schema.register_schema`)."""
@@ -138,6 +169,12 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         print(f"{len(table['kinds'])} kinds of job measured -> {args.costs_out}")
         return 0
     audit = args.scale == AUDIT_PLAN
+    if (args.curate or args.draw) and not audit:
+        print("Error: --curate and --draw draw the audit table: scripts/plan.py audit --curate "
+              "STORE, scripts/plan.py audit --draw", file=sys.stderr)  # fmt: skip
+        return 2
+    if audit and (args.curate or args.draw):
+        return _audit_table(args, register)
     datasets = [d for d in args.datasets.split(",") if d]
     unknown = sorted(set(datasets) - set(UCI))
     if unknown:
@@ -146,10 +183,12 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
     if not args.dry_run:
         from experiments.figures.cli import is_curated
 
-        if is_curated(results_root(args.results)):
+        store = results_root(args.results)
+        if is_curated(store) or store.resolve().is_relative_to(AUDIT_OUT):
             print(
                 f"Error: --results {args.results} is a curated, committed directory (results/quick, "
-                "results/paper_scale), written only by scripts/curate.sh; give another store",
+                "results/paper_scale, results/audit), written only by scripts/curate.sh and "
+                "scripts/plan.py audit --curate/--draw; give another store",
                 file=sys.stderr,
             )
             return 2

@@ -22,3 +22,6 @@ study --blackbox --trials 1000 --calibration-trials 100 --time-budget 20 --json 
 # 8. audit trials per second of every registered mechanism in each mode it runs in (one core, medians of
 #    3; not niced, so that the rates measure the code rather than the other jobs)
 "$PY" scripts/studies/audit_tradeoff_table.py --rates --json "$R/audit_rates.json" || echo "FAILED: --rates"
+# the table drawn from the store's records: $R/audit/summary.csv and $R/audit/audit_table.md
+# (scripts/plan.py audit --curate "$R" merges them into the committed results/audit/ instead)
+"$PY" scripts/plan.py audit --curate "$R" --out "$R/audit" || echo "FAILED: scripts/plan.py audit --curate $R"

@@ -50,6 +50,18 @@ def test_dry_run_prints_the_sections_and_makespans():
         assert f"makespan on {w:>3} workers" in r.stdout
 
 
+def test_audit_options_and_folders_are_checked_in_one_line(tmp_path):
+    for args in (
+        ["quick", "--draw"],
+        ["audit", "--results", str(REPO / "results" / "audit")],
+        ["audit", "--draw", "--out", str(tmp_path)],
+    ):
+        r = _plan(*args)
+        assert r.returncode == 2 and r.stderr.startswith("Error:"), (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (REPO / "results" / "audit" / "records").exists()
+
+
 def test_a_record_computed_outside_the_plan_is_found_and_skipped(tmp_path):
     """The table's line run as run.py runs it (its own process composing the same overrides) stores
     the record the plan's job looks up: the job computes nothing, and the drawing finds it."""
