@@ -129,8 +129,11 @@ def table2(df: pd.DataFrame, out: Path):
     if d.empty:
         return None
     # the training rows (a scale's row cap, scale.classification.max_rows) part the rounds like the protocol
+    if "n_train" not in d:
+        d = d.assign(n_train=np.nan)
     keys = ["dataset", "scale", *PROTOCOL_COLUMNS, "n_train", "mechanism"]
     g = d.groupby(keys, dropna=False)["accuracy"].agg(["mean", "std", "count"]).reset_index()
+    g["n_train"] = g["n_train"].astype("Int64")  # a count (float in a summary with other records)
     g["accuracy_pct"] = (100 * g["mean"]).round(2)
     g["std_pct"] = (100 * g["std"].fillna(0.0)).round(2)
     g["paper_accuracy_pct"] = [

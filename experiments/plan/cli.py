@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -108,8 +109,36 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
                 payloads[job.name] = {"out": str(default_out(results, scale)), "scale": scale}
                 continue
             cfg = compose(config_name="config", overrides=[*job.overrides, *extra])
-            payloads[job.name] = OmegaConf.to_container(cfg, resolve=True)
+            payloads[job.name] = portable_config(cfg)
     return payloads
+
+
+#: an interpolation that calls a resolver (``${oc.env:...}``, ``${privpca.results_root:...}``)
+_RESOLVER_CALL = re.compile(r"\$\{[\w.]+:")
+
+
+def portable_config(cfg) -> dict:
+    """``cfg`` as plain values that a worker turns back into the same config: the interpolations
+    between its own keys stay interpolations (``mechanism.fn.epsilon: ${epsilon}``), so a runner that
+    sets a key (Figure 5 sets ``epsilon`` for each point of its grid) changes what refers to it, as
+    under ``run.py``; those that call a resolver (an environment variable, the results root) are
+    resolved here, in the process that composed it, where their environment is."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(cfg, resolve=False)
+
+    def resolve_calls(raw_node, cfg_node):
+        items = raw_node.items() if isinstance(raw_node, dict) else enumerate(raw_node)
+        for key, value in items:
+            if isinstance(value, (dict, list)):
+                resolve_calls(value, cfg_node[key])
+            elif isinstance(value, str) and _RESOLVER_CALL.search(value):
+                value = cfg_node[key]
+                is_node = OmegaConf.is_config(value)
+                raw_node[key] = OmegaConf.to_container(value, resolve=True) if is_node else value
+
+    resolve_calls(raw, cfg)
+    return raw
 
 
 def available(datasets: list[str]) -> list[str]:

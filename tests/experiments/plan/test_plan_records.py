@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
+from experiments.plan.cli import portable_config
 from experiments.plan.engine import execute_runner
 from experiments.plan.plan import Job
 from experiments.store.store import ResultStore
@@ -21,7 +22,7 @@ FIELDS = ("components_sha256", "q_F", "accuracy", "rhat", "ess", "group_restarts
 def _run(tmp_path, name, overrides):
     cfg = compose_cfg([*overrides, f"results_dir={tmp_path}", "quiet=true", "progress=false"])
     job = Job(name, "test", tuple(overrides), "test", 1.0)
-    return execute_runner(job, OmegaConf.to_container(cfg, resolve=True), str(tmp_path))
+    return execute_runner(job, portable_config(cfg), str(tmp_path))
 
 
 def _records(root):
@@ -119,3 +120,32 @@ def test_selector_refuses_unknown_keys_and_partial_groups(tmp_path):
         _run(tmp_path, "x", ["experiment=classification", "dataset=insurance", "mechanism=ppca",
                              "scale=smoke", *GROUPED, "scale.classification.projections=2",
                              "experiment.only={permutation:0,projection:0}"])  # fmt: skip
+
+
+def test_a_job_sets_figure5s_epsilon_as_run_py_does(tmp_path):
+    """Figure 5's runner sets ``epsilon`` for each point of its grid, and the mechanism's
+    ``epsilon: ${epsilon}`` must follow, in a plan's job as under ``run.py``: a config sent to a
+    worker with its interpolations resolved ran every point at the default ε (0.1)."""
+    from hydra.utils import instantiate
+
+    overrides = ["experiment=utility_vs_epsilon", "mechanism=mod_sulq", "scale=smoke"]
+    _run(tmp_path / "job", "figure5/mod_sulq", overrides)
+    cfg = compose_cfg([*overrides, f"results_dir={tmp_path / 'run'}", "quiet=true", "progress=false"])
+    instantiate(cfg.experiment.run)(cfg)  # what run.py's task does with the composed config
+    _same(tmp_path / "run", tmp_path / "job")
+    records = _records(tmp_path / "job").values()
+    grid = {r["epsilon_grid"] for r in records}
+    assert len(grid) > 1 and all(r["epsilon"] == r["epsilon_grid"] for r in records)
+    assert len({r["noise_scale"] for r in records}) == len(grid)
+
+
+def test_a_job_config_resolves_only_resolver_calls():
+    """What calls a resolver is resolved where the config was composed; the rest stays live."""
+    cfg = OmegaConf.create(
+        {"epsilon": 0.1, "m": {"fn": {"epsilon": "${epsilon}"}}, "e": "${oc.env:HOME,null}"}
+    )
+    raw = portable_config(cfg)
+    assert raw["m"]["fn"]["epsilon"] == "${epsilon}" and raw["e"] == cfg.e != "${oc.env:HOME,null}"
+    live = OmegaConf.create(raw)
+    live.epsilon = 2.0
+    assert live.m.fn.epsilon == 2.0
