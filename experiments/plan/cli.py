@@ -94,7 +94,6 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
     """Each job's composed config with plain values (the store ``results``, quiet, no progress
     bars, one process), composed in this process once per job."""
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
 
     from experiments.figures.cli import default_out
     from experiments.paths import config_dir

@@ -217,13 +217,16 @@ def build_plan(
                 for j in range(J):
                     add(f"{tag}/p{p}/j{j}", STAGES[4], [*base, _only(permutation=p, projection=j)],
                         f"classification/{ds}/{mech}", rows)  # fmt: skip
-    # Figure 5
+    # Figure 5: PCA in one job; MOD-SULQ and PPCA a job per epsilon
     n_eps = len(_experiment_yaml("utility_vs_epsilon").epsilons)
-    for mech in ("pca", "mod_sulq", "ppca"):
-        samples = 1 if mech == "pca" else int(sc.epsilon_samples)
+    base = ["experiment=utility_vs_epsilon"]
+    add("figure5/pca", STAGES[5], [*base, "mechanism=pca"], "epsilon/pca", n_eps)
+    for mech in ("mod_sulq", "ppca"):
         per = int(sc.ppca_chains) * int(sc.ppca_iterations) if mech == "ppca" else 1
-        add(f"figure5/{mech}", STAGES[5], ["experiment=utility_vs_epsilon", f"mechanism={mech}"],
-            f"epsilon/{mech}", n_eps * samples * per)  # fmt: skip
+        for i in range(n_eps):
+            add(f"figure5/{mech}/e{i}", STAGES[5],
+                [*base, f"mechanism={mech}", _only(epsilon_index=i)],
+                f"epsilon/{mech}", int(sc.epsilon_samples) * per)  # fmt: skip
     # beyond the paper (synthetic data): one job per mechanism, not split further
     if extras:
         for mech in ("pca", "ppca", "mod_sulq", "analyze_gauss", "noisy_power", "subspace_approx"):

@@ -94,7 +94,7 @@ def run_utility_vs_epsilon(cfg: DictConfig) -> dict:
     X, _, _ = subsample(dataset.X, cfg.n, np.random.default_rng(sub))
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     written, ids = 0, []
-    for i, eps in enumerate(s.epsilons):
+    for i, eps in s.selected():  # the index i keeps each point's stream whichever part runs it
         run_cfg = cfg.copy()
         OmegaConf.update(run_cfg, "epsilon", eps, force_add=True)
         points = (

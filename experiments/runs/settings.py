@@ -97,17 +97,29 @@ class UtilityVsEpsilonSettings:
         ``experiment.epsilons``.
     samples : int
         Draws per ε: ``scale.epsilon_samples`` (1 for ``pca``, which draws nothing).
+    only : dict
+        ``experiment.only`` (:func:`plan_selector`): ``epsilon_index``, the index of the one ε of
+        :attr:`epsilons` this run computes; empty: every ε.
     """
 
     epsilons: tuple[float, ...]
     samples: int
+    only: dict
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> UtilityVsEpsilonSettings:
         return cls(
             epsilons=tuple(float(eps) for eps in cfg.experiment.epsilons),
             samples=1 if cfg.mechanism.name == "pca" else int(cfg.scale.epsilon_samples),
+            only=plan_selector(cfg, ("epsilon_index",)),
         )
+
+    def selected(self) -> list[tuple[int, float]]:
+        """(index, ε) of the points this run computes (an index past the grid: none)."""
+        points = list(enumerate(self.epsilons))
+        if "epsilon_index" not in self.only:
+            return points
+        return [(i, eps) for i, eps in points if i == self.only["epsilon_index"]]
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,18 @@ CASES = {
         ],  # fmt: skip
         [f"experiment.only={{permutation:{p}}}" for p in range(2)],
     ),
+    "utility_vs_epsilon ppca by epsilon": (
+        [
+            "experiment=utility_vs_epsilon",
+            "mechanism=ppca",
+            "scale=smoke",
+            "experiment.epsilons=[0.1,1.0]",
+            "scale.epsilon_samples=2",
+        ],  # fmt: skip
+        [
+            f"experiment.only={{epsilon_index:{i}}}" for i in range(3)
+        ],  # an index past the grid: nothing
+    ),
 }
 
 
@@ -130,7 +142,9 @@ def test_a_job_sets_figure5s_epsilon_as_run_py_does(tmp_path):
 
     overrides = ["experiment=utility_vs_epsilon", "mechanism=mod_sulq", "scale=smoke"]
     _run(tmp_path / "job", "figure5/mod_sulq", overrides)
-    cfg = compose_cfg([*overrides, f"results_dir={tmp_path / 'run'}", "quiet=true", "progress=false"])
+    cfg = compose_cfg(
+        [*overrides, f"results_dir={tmp_path / 'run'}", "quiet=true", "progress=false"]
+    )
     instantiate(cfg.experiment.run)(cfg)  # what run.py's task does with the composed config
     _same(tmp_path / "run", tmp_path / "job")
     records = _records(tmp_path / "job").values()
