@@ -150,16 +150,19 @@ def test_the_leaderboard_ties_overlapping_intervals(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CURATED / "summary.parquet").exists(), reason="no committed summary")
-def test_committed_outputs_are_drawn_from_the_committed_summary(tmp_path):
-    """Byte for byte: `scripts/benchmark.py draw` redraws results/benchmark from summary.parquet."""
+@pytest.mark.parametrize("folder", [CURATED, CURATED / "full"], ids=["quick", "full"])
+def test_committed_outputs_are_drawn_from_the_committed_summary(tmp_path, folder):
+    """Byte for byte: `scripts/benchmark.py draw [--out results/benchmark/full]` redraws the quick
+    (full) scale's committed outputs from its summary.parquet."""
     from experiments.bench.figures import draw
 
-    drawn = draw(CURATED / "summary.parquet", tmp_path)
+    if not (folder / "summary.parquet").exists():
+        pytest.skip(f"no committed summary in {folder.name}")
+    drawn = draw(folder / "summary.parquet", tmp_path)
     assert drawn
     for p in drawn:
-        committed = CURATED / p.relative_to(tmp_path)
+        committed = folder / p.relative_to(tmp_path)
         assert committed.exists(), f"{committed.name} is drawn but not committed"
         assert committed.read_bytes() == p.read_bytes(), f"{committed.name} differs"
-    committed_figs = {p.name for p in (CURATED / "figures").glob("*.png")}
+    committed_figs = {p.name for p in (folder / "figures").glob("*.png")}
     assert committed_figs == {p.name for p in drawn if p.suffix == ".png"}
