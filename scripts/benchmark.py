@@ -78,9 +78,13 @@ def _plan(a) -> int:
 
 
 def _curate(a) -> int:
-    from experiments.bench.summary import compact
+    from experiments.bench.summary import MixedScalesError, compact
 
-    rows = compact(Path(a.store), a.out / "summary.parquet")
+    try:
+        rows = compact(Path(a.store), a.out / "summary.parquet")
+    except MixedScalesError as exc:
+        print(f"scripts/benchmark.py curate: error: {exc}", file=sys.stderr)
+        return 2
     print(f"{len(rows)} releases in {a.out / 'summary.parquet'}")
     return _draw(a)
 

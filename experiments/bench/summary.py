@@ -110,14 +110,28 @@ def write_summary(df: pd.DataFrame, path: Path) -> None:
     tmp.replace(path)
 
 
+class MixedScalesError(ValueError):
+    """A summary would hold the releases of more than one scale: its cells would pool them."""
+
+
 def compact(store_dir: Path, out: Path, *, merge: bool = True) -> pd.DataFrame:
     """The store's benchmark records merged into the summary at ``out`` (rows keyed by record id;
-    the store's row wins), written back; returns the merged rows."""
+    the store's row wins), written back; returns the merged rows.
+
+    A summary holds one scale: the leaderboard pools a cell's releases, so the quick scale's five
+    trials and the full scale's twenty must not meet in one (:class:`MixedScalesError`, before
+    anything is written; the full scale goes to a folder of its own, ``results/benchmark/full``)."""
     new = records_frame(store_dir)
     if merge and out.exists():
         old = read_summary(out)
         old = old[~old["record_id"].isin(set(new["record_id"]))]
         new = pd.concat([old, new], ignore_index=True) if len(old) else new
+    scales = sorted(str(s) for s in new["scale"].dropna().unique()) if "scale" in new else []
+    if len(scales) > 1:
+        raise MixedScalesError(
+            f"{out} would hold releases of the scales {', '.join(scales)}; a summary holds one "
+            "scale (scripts/benchmark.py curate STORE --out results/benchmark/full for the full one)"
+        )
     write_summary(new, out)
     return read_summary(out)
 

@@ -166,3 +166,24 @@ def test_committed_outputs_are_drawn_from_the_committed_summary(tmp_path, folder
         assert committed.read_bytes() == p.read_bytes(), f"{committed.name} differs"
     committed_figs = {p.name for p in (folder / "figures").glob("*.png")}
     assert committed_figs == {p.name for p in drawn if p.suffix == ".png"}
+
+
+@pytest.mark.skipif(not (CURATED / "summary.parquet").exists(), reason="no committed summary")
+def test_a_summary_holds_one_scale(tmp_path, monkeypatch):
+    """The leaderboard pools a cell's releases, so a store of another scale is refused before the
+    summary is written; one of the same scale merges."""
+    from experiments.bench import summary
+
+    rows = summary.read_summary(CURATED / "summary.parquet").head(4)
+    assert set(rows["scale"]) == {"quick"}
+    out = tmp_path / "summary.parquet"
+    summary.write_summary(rows, out)
+    before = out.read_bytes()
+    paper = rows.assign(record_id=rows["record_id"] + "p", scale="paper")
+    monkeypatch.setattr(summary, "records_frame", lambda store: paper)
+    with pytest.raises(summary.MixedScalesError, match="paper, quick"):
+        summary.compact(tmp_path, out)
+    assert out.read_bytes() == before
+    quick = rows.assign(record_id=rows["record_id"] + "q")
+    monkeypatch.setattr(summary, "records_frame", lambda store: quick)
+    assert len(summary.compact(tmp_path, out)) == 8
