@@ -192,7 +192,10 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
     (:func:`experiments.app.schema.register_schema`)."""
     args = _parser().parse_args(argv)
     if args.measure_costs:
-        cmd = "scripts/plan.py " + " ".join(shlex.quote(a) for a in argv)
+        # the store is named STORE: the table records how it was measured, not where
+        cmd = "scripts/plan.py " + " ".join(
+            "STORE" if a == args.measure_costs else shlex.quote(a) for a in argv
+        )
         table = measure_costs(Path(args.measure_costs), Path(args.costs_out), cmd)
         print(f"{len(table['kinds'])} kinds of job measured -> {args.costs_out}")
         return 0
