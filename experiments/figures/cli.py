@@ -37,6 +37,9 @@ from experiments.store.store import ResultStore
 
 #: the curated output directory of each scale (committed; written only by ``--curate``)
 CURATED = {"quick": REPO / "results" / "quick", "paper": REPO / "results" / "paper_scale"}
+#: every committed results folder: the scales', the benchmark's (scripts/benchmark.py curate/draw)
+#: and the audit table's (scripts/plan.py audit --curate/--draw); none is a store or a scratch output
+COMMITTED_RESULTS = (*CURATED.values(), REPO / "results" / "benchmark", REPO / "results" / "audit")
 
 
 def make_all(
@@ -120,9 +123,9 @@ def default_out(results: Path, scale: str | None) -> Path:
 
 
 def is_curated(path: Path) -> bool:
-    """Is ``path`` one of the committed curated directories (or inside one)?"""
+    """Is ``path`` one of the committed results folders (:data:`COMMITTED_RESULTS`), or inside one?"""
     path = path.resolve()
-    return any(path == c or c in path.parents for c in CURATED.values())
+    return any(path == c or c in path.parents for c in COMMITTED_RESULTS)
 
 
 def main(argv=None):

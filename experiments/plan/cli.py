@@ -215,11 +215,11 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         from experiments.figures.cli import is_curated
 
         store = results_root(args.results)
-        if is_curated(store) or store.resolve().is_relative_to(AUDIT_OUT):
+        if is_curated(store):
             print(
                 f"Error: --results {args.results} is a curated, committed directory (results/quick, "
-                "results/paper_scale, results/audit), written only by scripts/curate.sh and "
-                "scripts/plan.py audit --curate/--draw; give another store",
+                "results/paper_scale, results/benchmark, results/audit), written only by "
+                "scripts/curate.sh, scripts/benchmark.py and scripts/plan.py audit; give another store",
                 file=sys.stderr,
             )
             return 2

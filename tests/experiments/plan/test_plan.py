@@ -112,7 +112,7 @@ def test_every_job_is_submitted_after_the_jobs_it_waits_for(scale):
 def test_a_curated_directory_is_refused_as_the_store():
     """The plan writes records and drawings into its store: a committed curated directory is refused
     in one line before any work (the dry run, which writes nothing, is not)."""
-    for store in ("results/quick", "results/paper_scale/sub"):
+    for store in ("results/quick", "results/paper_scale/sub", "results/benchmark", "results/audit"):
         r = subprocess.run([sys.executable, "scripts/plan.py", "smoke", "--results", str(REPO / store)],
                            cwd=REPO, capture_output=True, text=True)  # fmt: skip
         assert r.returncode == 2 and r.stderr.startswith("Error: --results"), r.stderr
