@@ -5,13 +5,15 @@
     scripts/benchmark.py plan paper --results STORE    # run the full scale on every core (Dask), resumable
     scripts/benchmark.py plan paper --engine slurm --cluster-jobs 4 --cores 16 ...
     scripts/benchmark.py curate STORE                  # merge STORE's records into results/benchmark/
+    scripts/benchmark.py curate STORE --scale quick --out DIR   # one scale's records -> DIR
     scripts/benchmark.py draw                          # redraw results/benchmark/ from its summary alone
     scripts/benchmark.py costs paper                   # measure CPU-s per release -> experiments/bench/costs.json
 
 ``plan`` takes ``--mechanisms``, ``--datasets``, ``--epsilons`` (comma-separated) and ``--block``
 (trials per job); its jobs are priced by the measured cost table, ``experiments/bench/costs.json``.
-``curate`` compacts the store's benchmark records into ``results/benchmark/summary.parquet`` (merged
-by record id) and draws every table and figure from the summary.
+``curate`` compacts the store's benchmark records (of one scale: ``--scale`` chooses where the store
+holds several) into ``<out>/summary.parquet`` (``--out``, default ``results/benchmark``; merged by
+record id) and draws every table and figure from the summary.
 """
 
 import argparse
@@ -81,7 +83,7 @@ def _curate(a) -> int:
     from experiments.bench.summary import MixedScalesError, compact
 
     try:
-        rows = compact(Path(a.store), a.out / "summary.parquet")
+        rows = compact(Path(a.store), a.out / "summary.parquet", scale=a.scale)
     except MixedScalesError as exc:
         print(f"scripts/benchmark.py curate: error: {exc}", file=sys.stderr)
         return 2
@@ -195,6 +197,9 @@ def main(argv=None) -> int:
     pl.add_argument("--account", default=None)
     cu = sub.add_parser("curate", help="merge a store into results/benchmark and redraw")
     cu.add_argument("store")
+    cu.add_argument("--scale", default=None,
+                    help="the store's records of this scale (smoke, quick or paper); needed when "
+                         "the store holds several")  # fmt: skip
     cu.add_argument("--out", type=Path, default=OUT)
     dr = sub.add_parser("draw", help="redraw results/benchmark from its summary alone")
     dr.add_argument("--out", type=Path, default=OUT)

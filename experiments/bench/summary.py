@@ -114,26 +114,51 @@ class MixedScalesError(ValueError):
     """A summary would hold the releases of more than one scale: its cells would pool them."""
 
 
-def compact(store_dir: Path, out: Path, *, merge: bool = True) -> pd.DataFrame:
-    """The store's benchmark records merged into the summary at ``out`` (rows keyed by record id;
-    the store's row wins), written back; returns the merged rows.
+def compact(
+    store_dir: Path, out: Path, *, scale: str | None = None, merge: bool = True
+) -> pd.DataFrame:
+    """The store's benchmark records of one scale merged into the summary at ``out`` (rows keyed by
+    record id; the store's row wins), written back; returns the merged rows.
 
     A summary holds one scale: the leaderboard pools a cell's releases, so the quick scale's five
-    trials and the full scale's twenty must not meet in one (:class:`MixedScalesError`, before
-    anything is written; the full scale goes to a folder of its own, ``results/benchmark/full``)."""
+    trials and the full scale's twenty must not meet in one.  ``scale`` selects the store's records
+    of that scale; without it the store must hold one scale.  A store of several scales without
+    ``scale``, or a selection whose scale differs from the summary's, raises
+    :class:`MixedScalesError` before anything is written (the full scale goes to a folder of its
+    own, ``results/benchmark/full``)."""
     new = records_frame(store_dir)
+    if scale is not None:
+        if not (new["scale"] == scale).any():
+            held = ", ".join(_scales(new)) or "none"
+            raise MixedScalesError(
+                f"{store_dir} holds no benchmark records of the scale {scale} (its scales: {held})"
+            )
+        new = new[new["scale"] == scale].reset_index(drop=True)
+    else:
+        found = _scales(new)
+        if len(found) > 1:
+            raise MixedScalesError(
+                f"{store_dir} holds benchmark records of the scales {', '.join(found)}; "
+                "choose one with --scale"
+            )
     if merge and out.exists():
         old = read_summary(out)
         old = old[~old["record_id"].isin(set(new["record_id"]))]
         new = pd.concat([old, new], ignore_index=True) if len(old) else new
-    scales = sorted(str(s) for s in new["scale"].dropna().unique()) if "scale" in new else []
-    if len(scales) > 1:
+    found = _scales(new)
+    if len(found) > 1:
         raise MixedScalesError(
-            f"{out} would hold releases of the scales {', '.join(scales)}; a summary holds one "
-            "scale (scripts/benchmark.py curate STORE --out results/benchmark/full for the full one)"
+            f"{out} would hold releases of the scales {', '.join(found)}; a summary holds one "
+            "scale (scripts/benchmark.py curate STORE --scale paper --out results/benchmark/full "
+            "for the full one)"
         )
     write_summary(new, out)
     return read_summary(out)
+
+
+def _scales(rows: pd.DataFrame) -> list[str]:
+    """The distinct scales of the rows, sorted."""
+    return sorted(str(s) for s in rows["scale"].dropna().unique()) if "scale" in rows else []
 
 
 # ---------------------------------------------------------------------------------------------

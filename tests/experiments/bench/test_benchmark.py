@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from experiments.bench import currency
@@ -187,3 +188,24 @@ def test_a_summary_holds_one_scale(tmp_path, monkeypatch):
     quick = rows.assign(record_id=rows["record_id"] + "q")
     monkeypatch.setattr(summary, "records_frame", lambda store: quick)
     assert len(summary.compact(tmp_path, out)) == 8
+
+
+@pytest.mark.skipif(not (CURATED / "summary.parquet").exists(), reason="no committed summary")
+def test_curate_takes_one_scale_of_a_mixed_store(tmp_path, monkeypatch):
+    """A store holding two scales is refused without ``scale`` (nothing written), and with it only
+    that scale's records reach the summary; a scale the store does not hold is refused."""
+    from experiments.bench import summary
+
+    rows = summary.read_summary(CURATED / "summary.parquet").head(4)
+    smoke = rows.assign(record_id=rows["record_id"] + "s", scale="smoke")
+    mixed = pd.concat([rows, smoke], ignore_index=True)
+    monkeypatch.setattr(summary, "records_frame", lambda store: mixed)
+    out = tmp_path / "summary.parquet"
+    with pytest.raises(summary.MixedScalesError, match="quick, smoke; choose one with --scale"):
+        summary.compact(tmp_path, out)
+    assert not out.exists()
+    with pytest.raises(summary.MixedScalesError, match="no benchmark records of the scale paper"):
+        summary.compact(tmp_path, out, scale="paper")
+    assert not out.exists()
+    got = summary.compact(tmp_path, out, scale="smoke")
+    assert set(got["scale"]) == {"smoke"} and set(got["record_id"]) == set(smoke["record_id"])
