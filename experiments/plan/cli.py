@@ -42,6 +42,7 @@ from experiments.plan.plan import (
     costs_from_timings,
     describe,
     load_costs,
+    priced_by,
 )
 
 
@@ -76,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--measure-costs", metavar="STORE", default=None,
                    help="write the per-kind costs of STORE's finished jobs to the costs table")  # fmt: skip
     p.add_argument("--costs-out", default=str(COSTS_FILE))
+    p.add_argument("--priced-by", metavar="STORE", default=None,
+                   help="--dry-run: price each job by the CPU-s its run took in STORE "
+                        "(jobs STORE has not run keep the cost model's estimate)")  # fmt: skip
     p.add_argument("--curate", metavar="STORE", default=None,
                    help="audit: merge STORE's records of the table into --out and redraw it")  # fmt: skip
     p.add_argument("--draw", action="store_true",
@@ -154,9 +158,14 @@ def available(datasets: list[str]) -> list[str]:
     return out
 
 
+def _timing_lines(store: Path) -> list[dict]:
+    """The engine's timing lines of the jobs finished in ``store``."""
+    return [json.loads(p.read_text()) for p in sorted(done_dir(store).glob("*.json"))]
+
+
 def measure_costs(store: Path, out: Path, command: str) -> dict:
     """Write the per-kind costs of the jobs finished in ``store`` to ``out``."""
-    lines = [json.loads(p.read_text()) for p in sorted(done_dir(store).glob("*.json"))]
+    lines = _timing_lines(store)
     table = {
         "command": command,
         "cpus": len(os.sched_getaffinity(0)),
@@ -249,6 +258,9 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         else:
             costs = load_costs().get("command", "none measured")
             print(f"plan of scale {args.scale} (costs: {costs})")
+        if args.priced_by:
+            jobs, n = priced_by(jobs, _timing_lines(Path(args.priced_by)))
+            print(f"{n} of {len(jobs)} jobs priced by the CPU-s they took in STORE")
         print(describe(jobs))
         return 0
     factory = None

@@ -23,7 +23,7 @@ import heapq
 import json
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -331,6 +331,15 @@ def costs_from_timings(lines: list[dict]) -> dict:
             "jobs": len(ts),
         }
     return kinds
+
+
+def priced_by(jobs: list[Job], lines: list[dict]) -> tuple[list[Job], int]:
+    """``jobs`` with each one's cost replaced by the CPU-s its own run took (``lines``: the engine's
+    timing lines of finished jobs, matched by name); a job without a line keeps its estimate.
+    Returns the jobs and how many were priced by a measurement."""
+    measured = {t["name"]: float(t["cpu_s"]) for t in lines if t.get("ok")}
+    priced = [replace(j, cost=measured[j.name]) if j.name in measured else j for j in jobs]
+    return priced, sum(j.name in measured for j in jobs)
 
 
 def simulate(jobs: list[Job], workers: int) -> float:

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from experiments.plan.plan import STAGES, Job, build_plan, costs_from_timings, estimate, simulate
+from experiments.plan.plan import (
+    STAGES,
+    Job,
+    build_plan,
+    costs_from_timings,
+    estimate,
+    priced_by,
+    simulate,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -34,6 +42,21 @@ def test_costs_from_timings_split_fixed_and_per_unit():
     assert kinds["k"]["fixed"] == pytest.approx(2) and kinds["k"]["per_unit"] == pytest.approx(0.5)
     (job,) = estimate([Job("j", STAGES[0], (), "k", 100.0)], {"kinds": kinds})
     assert job.cost == pytest.approx(52)
+
+
+def test_jobs_priced_by_their_measured_cpu_seconds():
+    """A job with a finished timing line costs its measured CPU-s; one without keeps its estimate;
+    a failed line prices nothing."""
+    jobs = [_job("a", 3), _job("b", 3), _job("c", 2)]
+    lines = [
+        {"name": "a", "cpu_s": 10.0, "ok": True},
+        {"name": "c", "cpu_s": 7.0, "ok": False},
+        {"name": "z", "cpu_s": 1.0, "ok": True},
+    ]
+    priced, n = priced_by(jobs, lines)
+    assert n == 1 and [j.cost for j in priced] == [10.0, 3, 2]
+    assert [j.cost for j in jobs] == [3, 3, 2]  # the plan itself is not changed
+    assert simulate(priced, 2) == 10
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
