@@ -127,20 +127,19 @@ def compact(
     :class:`MixedScalesError` before anything is written (the full scale goes to a folder of its
     own, ``results/benchmark/full``)."""
     new = records_frame(store_dir)
+    held = _scales(new)
     if scale is not None:
-        if not (new["scale"] == scale).any():
-            held = ", ".join(_scales(new)) or "none"
+        if scale not in held:
             raise MixedScalesError(
-                f"{store_dir} holds no benchmark records of the scale {scale} (its scales: {held})"
+                f"{store_dir} holds no benchmark records of the scale {scale} "
+                f"(its scales: {', '.join(held) or 'none'})"
             )
         new = new[new["scale"] == scale].reset_index(drop=True)
-    else:
-        found = _scales(new)
-        if len(found) > 1:
-            raise MixedScalesError(
-                f"{store_dir} holds benchmark records of the scales {', '.join(found)}; "
-                "choose one with --scale"
-            )
+    elif len(held) > 1:
+        raise MixedScalesError(
+            f"{store_dir} holds benchmark records of the scales {', '.join(held)}; "
+            "choose one with --scale"
+        )
     if merge and out.exists():
         old = read_summary(out)
         old = old[~old["record_id"].isin(set(new["record_id"]))]
@@ -158,7 +157,7 @@ def compact(
 
 def _scales(rows: pd.DataFrame) -> list[str]:
     """The distinct scales of the rows, sorted."""
-    return sorted(str(s) for s in rows["scale"].dropna().unique()) if "scale" in rows else []
+    return sorted(str(s) for s in rows["scale"].dropna().unique())
 
 
 # ---------------------------------------------------------------------------------------------
