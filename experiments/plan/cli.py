@@ -17,6 +17,7 @@ finished), 130 on Ctrl-C (one line; the same command resumes).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import re
@@ -94,9 +95,31 @@ def _env_int(name: str) -> int | None:
     return int(value) if value not in (None, "") else None
 
 
+#: the override that selects a job's part of its runner (``experiment.only={n_index: 0, ...}``)
+_SELECTOR = "experiment.only="
+
+
+def split_selector(overrides) -> tuple[tuple[str, ...], dict | None]:
+    """A job's overrides without its ``experiment.only`` selector, and the selector's value (None
+    when it has none), parsed as Hydra parses it."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    base = tuple(o for o in overrides if not o.startswith(_SELECTOR))
+    chosen = [o for o in overrides if o.startswith(_SELECTOR)]
+    if not chosen:
+        return base, None
+    return base, OverridesParser.create().parse_override(chosen[-1]).value()
+
+
 def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
     """Each job's composed config with plain values (the store ``results``, quiet, no progress
-    bars, one process), composed in this process once per job."""
+    bars, one process).
+
+    Hydra composes each distinct set of overrides but the selector once (about 0.1 s a
+    composition, most of a plan's start-up when done per job); a job's payload is that
+    composition with its own ``experiment.only`` set, which is what composing the job's own
+    overrides gives (``tests/experiments/plan/test_plan_cli.py`` compares the two for every job).
+    """
     from hydra import compose, initialize_config_dir
 
     from experiments.figures.cli import default_out
@@ -104,6 +127,7 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
 
     register()
     extra = [f"results_dir={results}", "quiet=true", "progress=false", "workers=1"]
+    composed: dict[tuple[str, ...], dict] = {}
     payloads = {}
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         for job in jobs:
@@ -111,8 +135,14 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
                 scale = next(o.split("=", 1)[1] for o in job.overrides if o.startswith("scale="))
                 payloads[job.name] = {"out": str(default_out(results, scale)), "scale": scale}
                 continue
-            cfg = compose(config_name="config", overrides=[*job.overrides, *extra])
-            payloads[job.name] = portable_config(cfg)
+            base, selector = split_selector(job.overrides)
+            if base not in composed:
+                cfg = compose(config_name="config", overrides=[*base, *extra])
+                composed[base] = portable_config(cfg)
+            payload = copy.deepcopy(composed[base])
+            if selector is not None:
+                payload["experiment"]["only"] = selector
+            payloads[job.name] = payload
     return payloads
 
 
@@ -208,6 +238,10 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         table = measure_costs(Path(args.measure_costs), Path(args.costs_out), cmd)
         print(f"{len(table['kinds'])} kinds of job measured -> {args.costs_out}")
         return 0
+    if args.priced_by and not args.dry_run:
+        print("Error: --priced-by STORE prices the simulated makespans of --dry-run; add --dry-run",
+              file=sys.stderr)  # fmt: skip
+        return 2
     audit = args.scale == AUDIT_PLAN
     if (args.curate or args.draw) and not audit:
         print("Error: --curate and --draw draw the audit table: scripts/plan.py audit --curate "

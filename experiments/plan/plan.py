@@ -227,12 +227,15 @@ def build_plan(
             add(f"figure5/{mech}/e{i}", STAGES[5],
                 [*base, f"mechanism={mech}", _only(epsilon_index=i)],
                 f"epsilon/{mech}", int(sc.epsilon_samples) * per)  # fmt: skip
-    # beyond the paper (synthetic data): one job per mechanism, not split further
+    # beyond the paper (synthetic data): dimension scaling a job per mechanism and d (the n*
+    # searches of different d share nothing; the largest d costs most), online regret one job
     if extras:
+        dims = _experiment_yaml("dimension_scaling").grids[scale].dims
         for mech in ("pca", "ppca", "mod_sulq", "analyze_gauss", "noisy_power", "subspace_approx"):
-            add(f"extra/dimension_scaling/{mech}", STAGES[6],
-                ["experiment=dimension_scaling", f"mechanism={mech}"],
-                f"extra/dimension_scaling/{mech}/{scale}", 1)  # fmt: skip
+            for i, d in enumerate(dims):
+                add(f"extra/dimension_scaling/{mech}/d{d}", STAGES[6],
+                    ["experiment=dimension_scaling", f"mechanism={mech}", _only(d_index=i)],
+                    f"extra/dimension_scaling/{mech}/{scale}", d)  # fmt: skip
         add("extra/online_regret", STAGES[6], ["experiment=online_regret"],
             f"extra/online_regret/{scale}", 1)  # fmt: skip
     if drawings:

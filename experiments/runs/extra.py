@@ -191,8 +191,10 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     Every (d, n, restart) run is a record (with the projector distance ‖UUᵀ − VVᵀ‖₂ to the true
     subspace U); each d ends with a summary record (``kind = "summary"``: ``n_star`` or null when
     the grid's largest n was not enough).  The search for a d stops at the first n that reaches
-    the target.  Run r at (d, n) draws its data from ``[data_seed, d, n, r]`` and its mechanism noise
-    from ``mechanism_stream(seed, 0, r, d, n)``.
+    the target.  ``experiment.only={d_index: i}`` searches the i-th d alone (a job of the plan:
+    the searches of different d share nothing, and the selector is in no run key).  Run r at
+    (d, n) draws its data from ``[data_seed, d, n, r]`` and its mechanism noise from
+    ``mechanism_stream(seed, 0, r, d, n)``.
 
     Parameters
     ----------
@@ -212,9 +214,9 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     desc = f"{cfg.mechanism.name} dimension scaling"
     with (
         single_thread_blas(),
-        progress_bar(total=len(s.dims), desc=desc, enable=cfg.progress) as bar,
+        progress_bar(total=len(s.selected_dims()), desc=desc, enable=cfg.progress) as bar,
     ):
-        for d in s.dims:
+        for d in s.selected_dims():
             summary, new = _dimension(cfg, s, store, mechanism, d)
             summaries.append(summary)
             written += new

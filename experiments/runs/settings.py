@@ -467,6 +467,9 @@ class DimensionScalingSettings:
         n* is the first n with mean q_F / q_F(V_k) at least this.
     spiked : dict
         The spiked model's parameters (:func:`spiked_params`).
+    only : dict
+        ``experiment.only`` (:func:`plan_selector`): ``d_index``, the index of the one d of
+        :attr:`dims` this run searches (a job of the plan); empty: every d.
     """
 
     scale: str
@@ -476,6 +479,7 @@ class DimensionScalingSettings:
     max_cells: float
     target: float
     spiked: dict[str, Any]
+    only: dict
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> DimensionScalingSettings:
@@ -488,7 +492,16 @@ class DimensionScalingSettings:
             max_cells=float(g.get("max_cells") or math.inf),
             target=float(cfg.experiment.target),
             spiked=spiked_params(cfg),
+            only=plan_selector(cfg, ("d_index",)),
         )
+
+    def selected_dims(self) -> list[int]:
+        """The dimensions this run searches (:attr:`only`'s ``d_index``; an index past the grid:
+        none)."""
+        if "d_index" not in self.only:
+            return list(self.dims)
+        i = self.only["d_index"]
+        return list(self.dims[i : i + 1]) if 0 <= i < len(self.dims) else []
 
 
 @dataclass(frozen=True)

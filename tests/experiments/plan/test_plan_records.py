@@ -91,6 +91,10 @@ CASES = {
             f"experiment.only={{epsilon_index:{i}}}" for i in range(3)
         ],  # an index past the grid: nothing
     ),
+    "dimension_scaling by d": (
+        ["experiment=dimension_scaling", "mechanism=mod_sulq", "scale=smoke"],
+        [f"experiment.only={{d_index:{i}}}" for i in range(3)],  # an index past the grid: nothing
+    ),
 }
 
 
@@ -118,6 +122,15 @@ def test_figure2_chains_as_parts_make_the_record(tmp_path, sampler):
     _same(tmp_path / "whole", tmp_path / "parts")
     rec = next(iter(_records(tmp_path / "parts").values()))
     assert rec["traces"]["log_F"] and rec["rhat"] is not None
+
+
+def test_a_dimension_scaling_job_searches_its_own_d_alone(tmp_path):
+    base = ["experiment=dimension_scaling", "mechanism=pca", "scale=smoke"]
+    dims = []
+    for i in range(3):
+        _run(tmp_path / f"d{i}", f"d{i}", [*base, f"experiment.only={{d_index:{i}}}"])
+        dims.append({r["d"] for r in _records(tmp_path / f"d{i}").values()})
+    assert dims == [{6}, {12}, set()]  # smoke's grid: d = 6, 12; an index past it: nothing
 
 
 def test_selector_refuses_unknown_keys_and_partial_groups(tmp_path):
