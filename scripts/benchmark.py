@@ -13,7 +13,8 @@
 (trials per job); its jobs are priced by the measured cost table, ``experiments/bench/costs.json``.
 ``curate`` compacts the store's benchmark records (of one scale: ``--scale`` chooses where the store
 holds several) into ``<out>/summary.parquet`` (``--out``, default ``results/benchmark``; merged by
-record id) and draws every table and figure from the summary.
+record id) and draws every table and figure from the summary; a cell that lacks some of the scale's
+trials (a run stopped mid-cell) is left out, with one line naming it, unless ``--partial``.
 """
 
 import argparse
@@ -83,10 +84,18 @@ def _curate(a) -> int:
     from experiments.bench.summary import MixedScalesError, compact
 
     try:
-        rows = compact(Path(a.store), a.out / "summary.parquet", scale=a.scale)
+        rows = compact(
+            Path(a.store), a.out / "summary.parquet", scale=a.scale, complete=not a.partial
+        )
     except MixedScalesError as exc:
         print(f"scripts/benchmark.py curate: error: {exc}", file=sys.stderr)
         return 2
+    short = rows.attrs.get("left_out", [])
+    if short:
+        names = ", ".join("/".join(str(x) for x in key) for key in short[:3])
+        print(f"left out {len(short)} cell(s) that lack some of their trials (a run stopped "
+              f"mid-cell; resume it, or --partial): {names}{', ...' if len(short) > 3 else ''}",
+              file=sys.stderr)  # fmt: skip
     print(f"{len(rows)} releases in {a.out / 'summary.parquet'}")
     return _draw(a)
 
@@ -201,6 +210,8 @@ def main(argv=None) -> int:
                     help="the store's records of this scale (smoke, quick or paper); needed when "
                          "the store holds several")  # fmt: skip
     cu.add_argument("--out", type=Path, default=OUT)
+    cu.add_argument("--partial", action="store_true",
+                    help="also cells that lack some of the scale's trials (default: left out)")  # fmt: skip
     dr = sub.add_parser("draw", help="redraw results/benchmark from its summary alone")
     dr.add_argument("--out", type=Path, default=OUT)
     co = sub.add_parser("costs", help="measure CPU-s per release -> experiments/bench/costs.json")

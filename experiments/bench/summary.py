@@ -114,11 +114,49 @@ class MixedScalesError(ValueError):
     """A summary would hold the releases of more than one scale: its cells would pool them."""
 
 
+#: a cell of the benchmark: the releases pooled in one leaderboard row
+CELL = ("dataset", "mechanism", "epsilon_target")
+
+
+def scale_trials(scale: str) -> int:
+    """The releases per cell of the benchmark's ``scale`` (``grids.<scale>.trials``)."""
+    from omegaconf import OmegaConf
+
+    from experiments.paths import config_dir
+
+    grids = OmegaConf.load(config_dir() / "experiment" / "benchmark.yaml").experiment.grids
+    return int(grids[scale].trials)
+
+
+def complete_cells(rows: pd.DataFrame, trials: int) -> tuple[pd.DataFrame, list[tuple]]:
+    """``rows`` without the cells that lack some of their ``trials`` releases (a run stopped
+    mid-cell), and those cells' keys (:data:`CELL`).  A refused cell is one row of trial -1."""
+    if rows.empty:
+        return rows, []
+    seen = rows.groupby(list(CELL), dropna=False)["trial"].agg(lambda t: frozenset(t))
+    whole = {frozenset(range(trials)), frozenset({-1})}
+    short = [key for key, got in seen.items() if got not in whole]
+    if not short:
+        return rows, []
+    keys = pd.MultiIndex.from_frame(rows[list(CELL)])
+    keep = ~keys.isin(pd.MultiIndex.from_tuples(short, names=list(CELL)))
+    return rows[keep].reset_index(drop=True), sorted(short)
+
+
 def compact(
-    store_dir: Path, out: Path, *, scale: str | None = None, merge: bool = True
+    store_dir: Path,
+    out: Path,
+    *,
+    scale: str | None = None,
+    merge: bool = True,
+    complete: bool = False,
 ) -> pd.DataFrame:
     """The store's benchmark records of one scale merged into the summary at ``out`` (rows keyed by
     record id; the store's row wins), written back; returns the merged rows.
+
+    ``complete``: take only the store's cells that hold every trial of the scale
+    (:func:`scale_trials`), so a run stopped mid-cell never puts a cell of fewer releases into a
+    summary; the cells left out are in the returned frame's ``attrs["left_out"]``.
 
     A summary holds one scale: the leaderboard pools a cell's releases, so the quick scale's five
     trials and the full scale's twenty must not meet in one.  ``scale`` selects the store's records
@@ -140,6 +178,9 @@ def compact(
             f"{store_dir} holds benchmark records of the scales {', '.join(held)}; "
             "choose one with --scale"
         )
+    left_out: list[tuple] = []
+    if complete and held:
+        new, left_out = complete_cells(new, scale_trials(scale or held[0]))
     if merge and out.exists():
         old = read_summary(out)
         old = old[~old["record_id"].isin(set(new["record_id"]))]
@@ -152,7 +193,9 @@ def compact(
             "for the full one)"
         )
     write_summary(new, out)
-    return read_summary(out)
+    rows = read_summary(out)
+    rows.attrs["left_out"] = left_out
+    return rows
 
 
 def _scales(rows: pd.DataFrame) -> list[str]:

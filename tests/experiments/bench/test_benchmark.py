@@ -209,3 +209,26 @@ def test_curate_takes_one_scale_of_a_mixed_store(tmp_path, monkeypatch):
     assert not out.exists()
     got = summary.compact(tmp_path, out, scale="smoke")
     assert set(got["scale"]) == {"smoke"} and set(got["record_id"]) == set(smoke["record_id"])
+
+
+@pytest.mark.skipif(not (CURATED / "summary.parquet").exists(), reason="no committed summary")
+def test_curate_leaves_out_cells_stopped_mid_way(tmp_path, monkeypatch):
+    """A cell with fewer than the scale's trials (a run stopped mid-cell) never reaches the summary
+    by default; whole cells and refusals do; ``complete=False`` keeps it."""
+    from experiments.bench import summary
+
+    rows = summary.read_summary(CURATED / "summary.parquet")
+    trials = summary.scale_trials("quick")
+    cells = rows[rows["status"] != "refused"].groupby(list(summary.CELL), dropna=False)
+    whole = [g for _, g in cells if len(g) == trials][:2]
+    refused = rows[rows["status"] == "refused"].head(1)
+    assert len(whole) == 2 and len(refused) == 1
+    cut = whole[1][whole[1]["trial"] < trials - 2]  # the last two trials never written
+    store = pd.concat([whole[0], cut, refused], ignore_index=True)
+    monkeypatch.setattr(summary, "records_frame", lambda s: store)
+    got = summary.compact(tmp_path, tmp_path / "a.parquet", scale="quick", complete=True)
+    key = tuple(cut.iloc[0][list(summary.CELL)])
+    assert got.attrs["left_out"] == [key]
+    assert set(got["record_id"]) == set(whole[0]["record_id"]) | set(refused["record_id"])
+    kept = summary.compact(tmp_path, tmp_path / "b.parquet", scale="quick")
+    assert len(kept) == len(store)
