@@ -30,7 +30,7 @@ OUT = REPO / "results" / "benchmark"
 
 
 def _plan(a) -> int:
-    from experiments.plan.cli import compose_payloads
+    from experiments.plan.cli import compose_payloads, report_outcome
     from experiments.plan.engine import jobqueue_cluster, local_cluster, run_jobs
     from experiments.plan.plan import build_benchmark_plan, describe
 
@@ -70,14 +70,7 @@ def _plan(a) -> int:
     payloads = compose_payloads(jobs, results, register_schema)
     print(f"[benchmark] {a.scale}: {len(jobs)} jobs", file=sys.stderr)
     outcome = run_jobs(jobs, payloads, results, cluster_factory=factory)
-    for name, why in outcome.failed:
-        print(f"Error: job {name} failed: {why}", file=sys.stderr)
-    print(
-        f"[benchmark] {len(outcome.done)} jobs run, {outcome.skipped} already done, "
-        f"{outcome.wall_s:,.0f} s",
-        file=sys.stderr,
-    )
-    return 130 if outcome.interrupted else (2 if outcome.failed else 0)
+    return report_outcome(outcome, len(jobs), f"[benchmark] {a.scale}")
 
 
 def _curate(a) -> int:

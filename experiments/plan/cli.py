@@ -326,9 +326,16 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
     total = sum(j.cost for j in jobs)
     print(f"[plan] {args.scale}: {len(jobs)} jobs, {total:,.0f} estimated CPU-s", file=sys.stderr)
     outcome = run_jobs(jobs, payloads, results, cluster_factory=factory)
+    return report_outcome(outcome, len(jobs), f"[plan] {args.scale}")
+
+
+def report_outcome(outcome, planned: int, label: str) -> int:
+    """Print what a run of ``planned`` jobs came to (to stderr) and return the exit status: 130
+    when interrupted (one line), 2 when a job failed (one line each, then a count), else 0 (one
+    line, headed ``label``).  Shared by the reproduction's and the benchmark's plans."""
     if outcome.interrupted:
         print(
-            f"Interrupted: {len(outcome.done)} of {len(jobs) - outcome.skipped} jobs finished, every "
+            f"Interrupted: {len(outcome.done)} of {planned - outcome.skipped} jobs finished, every "
             "worker stopped; their records are kept and the same command resumes",
             file=sys.stderr,
         )
@@ -343,7 +350,7 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
         )
         return 2
     print(
-        f"[plan] {args.scale}: {len(outcome.done)} jobs run, {outcome.skipped} already done, in "
+        f"{label}: {len(outcome.done)} jobs run, {outcome.skipped} already done, in "
         f"{outcome.wall_s:,.0f} s",
         file=sys.stderr,
     )

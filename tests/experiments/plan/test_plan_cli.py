@@ -42,3 +42,22 @@ def test_each_payload_is_the_jobs_own_composition(tmp_path):
         assert payloads[job.name] == own, job.name
         selected += own["experiment"].get("only") is not None
     assert selected > len(jobs) / 2  # the cache is exercised: most jobs carry a selector
+
+
+def test_report_outcome_one_line_per_ending(capsys):
+    """The reproduction's and the benchmark's plans end with the same lines and exit statuses."""
+    from experiments.plan.cli import report_outcome
+    from experiments.plan.engine import Outcome
+
+    done = [{"name": "a"}, {"name": "b"}]
+    assert report_outcome(Outcome(done=done, skipped=1, wall_s=3.0), 4, "[x] quick") == 0
+    assert capsys.readouterr().err == "[x] quick: 2 jobs run, 1 already done, in 3 s\n"
+    assert report_outcome(Outcome(done=done, interrupted=True, skipped=1), 4, "[x]") == 130
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("Interrupted: 2 of 3 jobs finished")
+    failed = Outcome(done=done, failed=[("c", "ValueError: bad")])
+    assert report_outcome(failed, 3, "[x]") == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: job c failed: ValueError: bad",
+        "1 job(s) failed; the 2 others finished and their records are kept; the same command resumes",
+    ]
