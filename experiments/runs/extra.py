@@ -212,11 +212,12 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     mechanism = functools.cache(lambda: configured_mechanism(cfg))
     written, summaries = 0, []
     desc = f"{cfg.mechanism.name} dimension scaling"
+    dims = s.selected_dims()
     with (
         single_thread_blas(),
-        progress_bar(total=len(s.selected_dims()), desc=desc, enable=cfg.progress) as bar,
+        progress_bar(total=len(dims), desc=desc, enable=cfg.progress) as bar,
     ):
-        for d in s.selected_dims():
+        for d in dims:
             summary, new = _dimension(cfg, s, store, mechanism, d)
             summaries.append(summary)
             written += new

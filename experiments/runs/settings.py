@@ -74,17 +74,11 @@ class UtilityVsNSettings:
 
     def selected_grid(self, total: int) -> list[int]:
         """The sizes n this run computes (:attr:`only`'s ``n_index``; an index past the grid: none)."""
-        grid = self.grid(total)
-        if "n_index" not in self.only:
-            return grid
-        i = self.only["n_index"]
-        return grid[i : i + 1] if 0 <= i < len(grid) else []
+        return selected_part(self.grid(total), self.only, "n_index")
 
     def selected_subsets(self) -> list[int]:
         """The subsets this run computes (:attr:`only`'s ``subset``)."""
-        if "subset" not in self.only:
-            return list(range(self.subsets))
-        return [self.only["subset"]] if 0 <= self.only["subset"] < self.subsets else []
+        return selected_part(range(self.subsets), self.only, "subset")
 
 
 @dataclass(frozen=True)
@@ -116,10 +110,7 @@ class UtilityVsEpsilonSettings:
 
     def selected(self) -> list[tuple[int, float]]:
         """(index, ε) of the points this run computes (an index past the grid: none)."""
-        points = list(enumerate(self.epsilons))
-        if "epsilon_index" not in self.only:
-            return points
-        return [(i, eps) for i, eps in points if i == self.only["epsilon_index"]]
+        return selected_part(list(enumerate(self.epsilons)), self.only, "epsilon_index")
 
 
 @dataclass(frozen=True)
@@ -232,6 +223,16 @@ def plan_selector(cfg: DictConfig, keys: tuple[str, ...]) -> dict[str, int]:
     if unknown:
         raise ValueError(f"experiment.only: unknown key(s) {unknown}; valid: {list(keys)}")
     return {k: int(v) for k, v in sel.items() if v is not None}
+
+
+def selected_part(values, only: dict[str, int], key: str) -> list:
+    """The items of ``values`` a run computes: all of them when ``only`` (:func:`plan_selector`)
+    has no ``key``, else the one at index ``only[key]`` (an index past the end: none)."""
+    values = list(values)
+    if key not in only:
+        return values
+    i = only[key]
+    return values[i : i + 1] if 0 <= i < len(values) else []
 
 
 def _ints(values) -> tuple[int, ...]:
@@ -358,9 +359,7 @@ class ClassificationSettings:
 
     def selected(self, key: str, count: int) -> list[int]:
         """The permutations (``key="permutation"``) or projections this run computes, of ``count``."""
-        if key not in self.only:
-            return list(range(count))
-        return [self.only[key]] if 0 <= self.only[key] < count else []
+        return selected_part(range(count), self.only, key)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol fields, as the records and run keys hold them (lists, not tuples)."""
@@ -498,10 +497,7 @@ class DimensionScalingSettings:
     def selected_dims(self) -> list[int]:
         """The dimensions this run searches (:attr:`only`'s ``d_index``; an index past the grid:
         none)."""
-        if "d_index" not in self.only:
-            return list(self.dims)
-        i = self.only["d_index"]
-        return list(self.dims[i : i + 1]) if 0 <= i < len(self.dims) else []
+        return selected_part(self.dims, self.only, "d_index")
 
 
 @dataclass(frozen=True)
