@@ -19,6 +19,10 @@ One module per sampler, each with its derivation in its docstring:
     per-chain random streams (xoshiro256**) inside the Numba kernels.
 :mod:`.chains`
     ``run_bingham_chains``: the multi-chain driver used by ppca and the Figure-2 experiment.
+
+Test oracles, never used for a release: :mod:`.exact` (MACG rejection, k ≥ 1, moderate B),
+:mod:`.asymptotics` (the Gaussian-equivalence limit at large d) and :mod:`.condensed` (exact
+importance-sampling moments and the limit where the top k eigenvalues condense, PPCA's regime).
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ Derivation (p = d the dimension, b₁ ≥ … ≥ b_p the eigenvalues of B, all 
   once a direction condenses (bᵢ − b_bulk of order p/2 or more, σᵢ no longer O(1/p)): then
   |δᵢ| is of order one and the first-order formula is not an estimate of the error either; there
   the frame sits near the top eigenvectors (Gaussian leakage 1/(2(bᵢ − b_l)) of column i into row l),
-  a different limit, not implemented here.  Measured at d = 512, k = 2 (docs/sampler.md, "The
-  Gaussian-equivalence limit at d = 512"): with spikes 150, …, 70 over 507 eigenvalues in [0, 2]
+  a different limit, with an exact oracle, in :mod:`.condensed`.  Measured at d = 512, k = 2
+  (docs/sampler.md, "The Gaussian-equivalence limit at d = 512"): with spikes 150, …, 70 over 507 eigenvalues in [0, 2]
   (max |δ| = 0.018) the corrected rows match exact draws to within their sampling error (0.7%) and
   the leading limit is 2% high on the top row; at b = (250, 200) over a bulk in [0, 2] (δ₁ = −0.63)
   the limit overestimates E‖V_{1,:}‖² by half.
@@ -51,7 +51,7 @@ Derivation (p = d the dimension, b₁ ≥ … ≥ b_p the eigenvalues of B, all 
   Gaussian) is close to the target and accepts most proposals (0.99 at k = 2, 0.83 at k = 10 in the
   spiked example), so exact draws are cheap there too: the limit is an analytic check of the exact
   sampler and of the chains at large d, not a substitute for the oracle where it fails (the
-  condensed regime, where this limit fails as well).
+  condensed regime, where this limit fails as well; :mod:`.condensed` covers it).
 """
 
 from __future__ import annotations
