@@ -188,6 +188,8 @@ def condensed_moments(
         Weighted means, standard errors, the bulk rows' means, the share inside and the ESS.
     """
     top, bulk, sigma = _top_and_bulk(evals, k)
+    if int(draws) < 1 or int(batch) < 1:
+        raise ValueError(f"need draws >= 1 and batch >= 1, got {draws} and {batch}")
     scale = np.sqrt(sigma)
     log_ws, stats, bulk_sum, n_inside = [], {}, [], 0
     for start in range(0, int(draws), int(batch)):
