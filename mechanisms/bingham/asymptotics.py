@@ -43,10 +43,10 @@ Derivation (p = d the dimension, b₁ ≥ … ≥ b_p the eigenvalues of B, all 
   |δᵢ| is of order one and the first-order formula is not an estimate of the error either; there
   the frame sits near the top eigenvectors (Gaussian leakage 1/(2(bᵢ − b_l)) of column i into row l),
   a different limit, with an exact oracle, in :mod:`.condensed`.  Measured at d = 512, k = 2
-  (docs/sampler.md, "The Gaussian-equivalence limit at d = 512"): with spikes 150, …, 70 over 507 eigenvalues in [0, 2]
-  (max |δ| = 0.018) the corrected rows match exact draws to within their sampling error (0.7%) and
-  the leading limit is 2% high on the top row; at b = (250, 200) over a bulk in [0, 2] (δ₁ = −0.63)
-  the limit overestimates E‖V_{1,:}‖² by half.
+  (docs/sampler.md, "The Gaussian-equivalence limit at d = 512"): with spikes 150, …, 70 over 507
+  eigenvalues in [0, 2] (max |δ| = 0.018) the corrected rows match exact draws to within their
+  sampling error (0.7%) and the leading limit is 2% high on the top row; at b = (250, 200) over a
+  bulk in [0, 2] (δ₁ = −0.63) the limit overestimates E‖V_{1,:}‖² by half.
 * Reach.  Where the limit holds, the MACG envelope of :mod:`.exact` (the polar frame of this same
   Gaussian) is close to the target and accepts most proposals (0.99 at k = 2, 0.83 at k = 10 in the
   spiked example), so exact draws are cheap there too: the limit is an analytic check of the exact

@@ -51,7 +51,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CondensedLimit", "OracleMoments", "condensed_limit", "condensed_moments"]
+__all__ = [
+    "CondensedLimit",
+    "OracleMoments",
+    "condensed_limit",
+    "condensed_moments",
+    "frame_statistics",
+]
 
 
 def _top_and_bulk(evals: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,22 +157,46 @@ class OracleMoments:
     inside: float
     ess: float
 
+    def z_scores(self, sample: dict[str, np.ndarray]) -> dict[str, float]:
+        """For each statistic of ``sample`` (independent draws, e.g. :func:`frame_statistics` of
+        chains' final states): (sample mean − estimate) / the standard error of that difference."""
+        out = {}
+        for key, x in sample.items():
+            x = np.asarray(x, dtype=np.float64)
+            se = x.std(ddof=1) / np.sqrt(x.size)
+            out[key] = float((x.mean() - self.mean[key]) / np.hypot(se, self.se[key]))
+        return out
+
+
+def _top_row_statistics(rows: np.ndarray, bulk_energy: np.ndarray, top: np.ndarray) -> dict:
+    """The statistics of :class:`OracleMoments` from the top rows' squared norms (m, k) and the
+    bulk's share of tr(VᵀBV) (m,)."""
+    k = rows.shape[1]
+    stats = {f"row{j + 1}": rows[:, j] for j in range(k)}
+    stats["subspace"] = rows.sum(axis=1) / k
+    stats["q"] = (rows @ top + bulk_energy) / top[0]
+    return stats
+
+
+def frame_statistics(V: np.ndarray, evals: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """The statistics of :class:`OracleMoments` of frames ``V`` (m, p, k) given in B's eigenbasis
+    (rows in the order of ``evals``), one value per frame."""
+    rows = np.einsum("mij,mij->mi", V, V)
+    b = np.asarray(evals, dtype=np.float64)
+    return _top_row_statistics(rows[:, :k], rows[:, k:] @ b[k:], b[:k])
+
 
 def _batch_statistics(top, bulk, Y0):
-    """Log-weights, per-draw statistics, bulk rows' squared norms and the inside flags of a batch
-    of proposals Y₀ (m, p − k, k)."""
+    """Log-weights (−∞ outside ‖Y₀‖ < 1), per-draw statistics and bulk rows' squared norms of a
+    batch of proposals Y₀ (m, p − k, k)."""
     k = top.size
     G = np.einsum("mik,mil->mkl", Y0, Y0)  # Y₀ᵀY₀
     inside = np.linalg.eigvalsh(G)[:, -1] < 1.0  # ‖Y₀‖ < 1, i.e. I − G ≻ 0
     _, logdet = np.linalg.slogdet(np.where(inside[:, None, None], np.eye(k) - G, np.eye(k)))
-    leak = np.einsum("mjj->mj", G)
     log_w = np.where(inside, -0.5 * logdet, -np.inf)
-    rows = 1.0 - leak  # (m, k): ‖V_{j,:}‖² of the top rows
+    rows = 1.0 - np.einsum("mjj->mj", G)  # (m, k): ‖V_{j,:}‖² of the top rows
     bulk_rows = np.einsum("mik->mi", Y0 * Y0)
-    stats = {f"row{j + 1}": rows[:, j] for j in range(k)}
-    stats["subspace"] = rows.sum(axis=1) / k
-    stats["q"] = (rows @ top + bulk_rows @ bulk) / top[0]
-    return log_w, stats, bulk_rows, inside
+    return log_w, _top_row_statistics(rows, bulk_rows @ bulk, top), bulk_rows
 
 
 def condensed_moments(
@@ -195,16 +225,15 @@ def condensed_moments(
     for start in range(0, int(draws), int(batch)):
         m = min(int(batch), int(draws) - start)
         Y = rng.standard_normal((m, bulk.size, top.size)) * scale[None, :, :]
-        log_w, s, bulk_rows, inside = _batch_statistics(top, bulk, Y)
+        log_w, s, bulk_rows = _batch_statistics(top, bulk, Y)
         log_ws.append(log_w)
         for key, x in s.items():
             stats.setdefault(key, []).append(x)
         finite = np.isfinite(log_w)
-        if finite.any():
+        if finite.any():  # the batch's weighted bulk rows, relative to its largest weight
             top_lw = float(log_w[finite].max())
-            w_batch = np.where(finite, np.exp(log_w - top_lw), 0.0)
-            bulk_sum.append((top_lw, w_batch @ bulk_rows))
-        n_inside += int(inside.sum())
+            bulk_sum.append((top_lw, np.exp(log_w - top_lw) @ bulk_rows))
+        n_inside += int(finite.sum())
     log_w = np.concatenate(log_ws)
     if not np.isfinite(log_w).any():
         raise RuntimeError(f"no proposal of {draws} fell inside ‖Y‖ < 1: B is not condensed")
@@ -214,7 +243,6 @@ def condensed_moments(
     mean, se = {}, {}
     for key, parts in stats.items():
         x = np.concatenate(parts)
-        x = np.where(w > 0, x, 0.0)
         mu = float(w @ x / total)
         mean[key] = mu
         se[key] = float(np.sqrt(np.sum(w**2 * (x - mu) ** 2)) / total)

@@ -32,7 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mechanisms.bingham import run_bingham_chains
-from mechanisms.bingham.condensed import condensed_limit, condensed_moments
+from mechanisms.bingham.condensed import condensed_limit, condensed_moments, frame_statistics
 from mechanisms.bingham.vector import sample_vector_bingham
 
 #: the spectrum of tests/mechanisms/test_bingham_condensed.py (CONDENSED_LAM)
@@ -43,23 +43,8 @@ SYNTHETIC = np.concatenate(
 DATA_CELLS = (("kddcup", 0.1, 4), ("census", 0.5, 4), ("census", 1.0, 8), ("insurance", 1.0, 2))
 
 
-def _stats(V: np.ndarray, lam: np.ndarray, k: int) -> dict[str, np.ndarray]:
-    rows = np.einsum("mij,mij->mi", V, V)
-    out = {"row1": rows[:, 0], "subspace": rows[:, :k].sum(axis=1) / k}
-    out["q"] = rows @ lam / lam[0]
-    return out
-
-
 def _predicted(lim, lam) -> dict[str, float]:
     return {"row1": lim.row_sq[0], "subspace": lim.subspace, "q": lim.energy() / lam[0]}
-
-
-def _z(sample: dict[str, np.ndarray], oracle) -> dict[str, float]:
-    out = {}
-    for key, x in sample.items():
-        se = x.std(ddof=1) / np.sqrt(x.size)
-        out[key] = (x.mean() - oracle.mean[key]) / np.hypot(se, oracle.se[key])
-    return out
 
 
 def _chains(lam, k, sampler, n_chains, iterations, seed):
@@ -90,7 +75,7 @@ def limit(args) -> None:
                 x = sample_vector_bingham(
                     eig=(lam, None), size=args.draws, rng=np.random.default_rng(args.seed + 1)
                 )
-                exact = _stats(x[:, :, None], lam, 1)
+                exact = frame_statistics(x[:, :, None], lam, 1)
             for key, value in _predicted(lim, lam).items():
                 ex = ""
                 if exact is not None:
@@ -112,7 +97,7 @@ def chains(args) -> None:
             for scale in (1.0, 1.1):
                 t0 = time.perf_counter()
                 V = _chains(SYNTHETIC * scale, 2, sampler, n_chains, iterations, args.seed)
-                z = _z(_stats(V, SYNTHETIC, 2), oracle)
+                z = oracle.z_scores(frame_statistics(V, SYNTHETIC, 2))
                 print(
                     f"| {sampler} | {n_chains} | {iterations} | {scale:g}·B | {z['row1']:+.1f} | "
                     f"{z['subspace']:+.1f} | {z['q']:+.1f} | {time.perf_counter() - t0:.1f} |"
@@ -143,7 +128,7 @@ def data(args) -> None:
         for iterations in args.iterations:
             for seed in (args.seed, args.seed + 1):
                 V = _chains(lam, k, "gibbs", args.chains, iterations, seed)
-                z = _z(_stats(V, lam, k), oracle)
+                z = oracle.z_scores(frame_statistics(V, lam, k))
                 print(
                     f"{head}| {iterations} | {z['row1']:+.1f} | {z['subspace']:+.1f} | "
                     f"{z['q']:+.1f} |"

@@ -19,7 +19,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from mechanisms.bingham import run_bingham_chains
-from mechanisms.bingham.condensed import condensed_limit, condensed_moments
+from mechanisms.bingham.condensed import condensed_limit, condensed_moments, frame_statistics
 from mechanisms.bingham.exact import sample_matrix_bingham
 from mechanisms.bingham.vector import sample_vector_bingham
 
@@ -40,26 +40,6 @@ SMALL = {
     "d5": np.array([6.0, 4.0, 1.0, 0.5, 0.0]),
     "d6": np.array([9.0, 3.0, 2.0, 1.0, 0.5, 0.0]),
 }
-
-
-def _frame_stats(V: np.ndarray, lam: np.ndarray, k: int) -> dict[str, np.ndarray]:
-    rows = np.einsum("mij,mij->mi", V, V)
-    out = {f"row{j + 1}": rows[:, j] for j in range(k)}
-    out["subspace"] = rows[:, :k].sum(axis=1) / k
-    out["q"] = rows @ lam / lam[0]
-    return out
-
-
-def _mean_se(x: np.ndarray) -> tuple[float, float]:
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
-
-
-def _z_scores(sample: dict[str, np.ndarray], oracle) -> dict[str, float]:
-    out = {}
-    for key, x in sample.items():
-        mean, se = _mean_se(x)
-        out[key] = (mean - oracle.mean[key]) / np.hypot(se, oracle.se[key])
-    return out
 
 
 # ---------------------------------------------------------------- the limit's identities
@@ -113,7 +93,7 @@ def test_oracle_matches_exact_draws_at_small_p(name, k):
     lam = SMALL[name]
     oracle = condensed_moments(lam, k, 100_000, rng=np.random.default_rng(1))
     V = sample_matrix_bingham(eig=(lam, None), k=k, size=40_000, rng=np.random.default_rng(2))
-    z = _z_scores(_frame_stats(V, lam, k), oracle)
+    z = oracle.z_scores(frame_statistics(V, lam, k))
     assert all(abs(v) <= Z for v in z.values()), z
 
 
@@ -123,7 +103,7 @@ def test_oracle_tells_b_from_b_scaled_by_1_1_at_small_p():
     lam = SMALL["d5"]
     oracle = condensed_moments(lam, 2, 100_000, rng=np.random.default_rng(1))
     V = sample_matrix_bingham(eig=(1.1 * lam, None), k=2, size=40_000, rng=np.random.default_rng(2))
-    z = _z_scores(_frame_stats(V, lam, 2), oracle)
+    z = oracle.z_scores(frame_statistics(V, lam, 2))
     assert all(abs(v) > Z for v in z.values()), z
 
 
@@ -134,7 +114,7 @@ def test_oracle_matches_exact_vector_draws_in_high_dimension():
     chains are checked at.  Measured: z = −0.07 on row 1 and +0.07 on q."""
     oracle = condensed_moments(CONDENSED_LAM, 1, 20_000, rng=np.random.default_rng(1))
     x = sample_vector_bingham(eig=(CONDENSED_LAM, None), size=20_000, rng=np.random.default_rng(2))
-    z = _z_scores(_frame_stats(x[:, :, None], CONDENSED_LAM, 1), oracle)
+    z = oracle.z_scores(frame_statistics(x[:, :, None], CONDENSED_LAM, 1))
     assert all(abs(v) <= Z for v in z.values()), z
 
 
@@ -177,7 +157,7 @@ def _chains(sampler: str, n_chains: int, iterations: int, scale: float = 1.0, se
             progress=False,
             record_every=iterations,
         )
-    return _frame_stats(res["V"], CONDENSED_LAM, 2)
+    return frame_statistics(res["V"], CONDENSED_LAM, 2)
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +173,7 @@ def test_chains_match_the_oracle_at_d512(oracle_k2, sampler, n_chains):
     """The left Givens chain (1 sweep per iteration, 500 chains) and the fast Givens chain as PPCA
     runs it (2 sweeps, null space dropped, 100 chains), 20 iterations from Haar starts: every
     statistic within Z standard errors of the oracle (measured |z| ≤ 0.6 and ≤ 1.2)."""
-    z = _z_scores(_chains(sampler, n_chains, 20), oracle_k2)
+    z = oracle_k2.z_scores(_chains(sampler, n_chains, 20))
     assert all(abs(v) <= Z for v in z.values()), z
 
 
@@ -203,7 +183,7 @@ def test_chains_match_the_oracle_at_d512(oracle_k2, sampler, n_chains):
 )
 def test_chains_for_b_scaled_by_1_1_are_rejected(oracle_k2, sampler, n_chains):
     """Power: the same chains run for 1.1·B are off on every statistic (measured z from 16 to 52)."""
-    z = _z_scores(_chains(sampler, n_chains, 20, scale=1.1), oracle_k2)
+    z = oracle_k2.z_scores(_chains(sampler, n_chains, 20, scale=1.1))
     assert all(abs(v) > Z for v in z.values()), z
 
 
@@ -211,5 +191,5 @@ def test_left_chain_after_one_iteration_is_rejected(oracle_k2):
     """Power against too short a run: one left sweep from a Haar start is short of the subspace and of
     q (measured z = −7.9 and −8.4).  (Two sweeps of the fast Givens chain are not: its first
     iteration is already within 1.3 standard errors at this spectrum, measured.)"""
-    z = _z_scores(_chains("left", 500, 1), oracle_k2)
+    z = oracle_k2.z_scores(_chains("left", 500, 1))
     assert z["subspace"] < -Z and z["q"] < -Z, z
