@@ -46,7 +46,13 @@ from experiments.audit.common import (
     resolve,
     verdict,
 )
-from experiments.audit.designs import AuditDesign, catalogue, check_neighbours, random_designs
+from experiments.audit.designs import (
+    LARGE_ZERO_BASE_ROWS,
+    AuditDesign,
+    catalogue,
+    check_neighbours,
+    random_designs,
+)
 from experiments.audit.statistics import (
     BitFeatures,
     FeatureSet,
@@ -271,7 +277,7 @@ def search_audit(
     use_catalogue: bool = True,
     seed: int = 0,
     confidence: float = 0.95,
-    max_rows: int = 400,
+    max_rows: int = LARGE_ZERO_BASE_ROWS,
     time_budget: float | None = None,
     design_budget: float | None = 60.0,
     designs: list[AuditDesign] | None = None,

@@ -136,12 +136,15 @@ _TABLE = (
          "$X experiment.n_random=30 experiment.use_catalogue=false"),
         ("design/subspace_exact", "ok", f"{_M}subspace_exact experiment.trials=20000"),
     )),
-    # every registry mechanism at the audit's default claim (ε = 2, δ = 10⁻⁵)
+    # every registry mechanism at the audit's default claim (ε = 2, δ = 10⁻⁵; a test checks that
+    # this list is the registry)
     (SECTIONS[3], tuple(
         (f"search/{m}", "ok", f"{_M}{m} $S")
         for m in ("pca", "random", "mod_sulq", "analyze_gauss", "ppca", "ppca_iterative",
                   "noisy_power", "streaming_power", "private_sketch", "online_pca",
-                  "subspace_approx", "subspace_exact")
+                  "subspace_approx", "subspace_exact", "amin_cov", "gauss_cov", "separate_cov",
+                  "adaptive_cov", "lap_cov", "separate_lap_cov", "coinpress_cov", "dp_pca",
+                  "k_dp_pca")
     )),
     # each planted defect with the mode that must catch it, and the modes that need not
     (SECTIONS[4], (
@@ -177,6 +180,12 @@ _TABLE = (
         ("whitebox-d0.1/dp_pca", "ok", f"{_M}dp_pca {_WB} epsilon=2 delta=0.1 experiment.trials=2000"),
         ("whitebox-d0.1/dp_pca/unclipped", "caught",
          f"{_M}dp_pca {_WB} epsilon=2 delta=0.1 experiment.trials=2000 {_V}unclipped"),
+        ("search/dp_pca/unclipped", "caught", f"{_M}dp_pca $S {_V}unclipped"),
+        ("search/k_dp_pca/unclipped", "caught", f"{_M}k_dp_pca $S {_V}unclipped"),
+        ("design/gauss_cov/noise0.1", "caught",
+         f"{_M}gauss_cov experiment.noise_factor=0.1 experiment.trials=2000"),
+        ("design/coinpress_cov/noise0.005", "caught",
+         f"{_M}coinpress_cov experiment.noise_factor=0.005 experiment.trials=2000"),
         ("design/lap_cov/noise0.25", "caught",
          f"{_M}lap_cov experiment.noise_factor=0.25 experiment.trials=2000"),
         ("design/separate_lap_cov/noise0.1", "caught",

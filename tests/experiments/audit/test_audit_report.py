@@ -59,6 +59,17 @@ def test_table_runs_are_unique_and_expect_known_outcomes():
         TableRun("x", "planted defects", (), "fine")
 
 
+def test_the_search_section_audits_every_registered_mechanism():
+    """The section "search, every mechanism" runs the search on each mechanism of the registry, at
+    the table's search settings: a mechanism registered without its row fails here."""
+    from mechanisms import MECHANISMS
+
+    section = [r for r in TABLE_RUNS if r.section == "search, every mechanism"]
+    assert sorted(r.name.removeprefix("search/") for r in section) == sorted(MECHANISMS)
+    for r in section:
+        assert "experiment.mode=search" in r.overrides and r.expect == "ok"
+
+
 def test_summary_verdicts_and_redraw_from_the_summary_alone(tiny_store, tmp_path):
     store, keyed = tiny_store
     out = tmp_path / "out"

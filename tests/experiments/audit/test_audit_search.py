@@ -24,7 +24,7 @@ from experiments.audit import (
     unfixed_subspace_exact,
     whitebox_audit,
 )
-from experiments.audit.designs import AuditDesign, count_scales
+from experiments.audit.designs import LARGE_ZERO_BASE_ROWS, AuditDesign, count_scales
 from experiments.audit.statistics import ModalRelease
 from experiments.audit.whitebox import chi2_scale_delta_for_epsilon, model_event
 from mechanisms.calibration import (
@@ -104,6 +104,18 @@ def test_catalogue_and_random_designs_are_valid_neighbours(relation, with_zero_o
         assert any("repeated-eig" in des.name for des in cat)
         # candidate sets differ: a differing row outside the span of everything else
         assert any("rank1-base" in des.name for des in cat)
+
+
+def test_catalogue_ends_with_the_large_zero_base_pair_within_its_row_cap():
+    """The zero-base pair at n = LARGE_ZERO_BASE_ROWS comes last (a time budget drops it first), at
+    every relation that admits it, and a smaller row cap leaves it out."""
+    for relation in ("replace-one-row", "add-remove-one-row", "zero-out-one-row"):
+        last = catalogue(relation, name="k_dp_pca")[-1]
+        assert last.name == f"zero-base n={LARGE_ZERO_BASE_ROWS} d=2"
+        assert max(last.X1.shape[0], last.X0.shape[0]) == LARGE_ZERO_BASE_ROWS
+        capped = catalogue(relation, name="k_dp_pca", max_rows=400)
+        assert all(max(d.X1.shape[0], d.X0.shape[0]) <= 400 for d in capped)
+        assert len(capped) == len(catalogue(relation, name="k_dp_pca")) - 1
 
 
 def test_catalogue_has_near_ties_for_the_exact_estimator():

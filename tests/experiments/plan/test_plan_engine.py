@@ -108,11 +108,12 @@ def test_ctrl_c_stops_every_worker_with_one_line(tmp_path):
     assert err.strip().splitlines()[-1].startswith("Interrupted:")
     time.sleep(1)
     # a worker that has exited but whose parent died first waits, as a zombie (state Z), for the
-    # system's init to reap it: it runs nothing, so only processes in another state count
+    # system's init to reap it (state Z, with N appended where it runs niced): it runs nothing, so
+    # only processes in another state count
     listing = subprocess.run(
         ["ps", "-o", "pid=,stat=,cmd=", "-s", str(proc.pid)], capture_output=True, text=True
     ).stdout
-    alive = [line for line in listing.splitlines() if line.split()[1:2] != ["Z"]]
+    alive = [line for line in listing.splitlines() if not line.split()[1].startswith("Z")]
     assert not alive, f"processes left in the session: {alive}"
     records = list(ResultStore(tmp_path).iter_records())
     assert len({r["record_id"] for r in records}) == len(records)
