@@ -51,6 +51,11 @@ COLUMNS = (
     "exact_epsilon",
     "audited_epsilon_lower",
     "point_estimate",
+    "gdp_epsilon_fit",
+    "gdp_epsilon_lower",
+    "gdp_epsilon_reading",
+    "jeffreys_low",
+    "jeffreys_high",
     "at_ceiling",
     "confidence",
     "trials",
@@ -155,8 +160,33 @@ def table_row(run: TableRun, run_key: dict, record: dict | None) -> dict:
         designs_tried=record.get("designs_tried", ""),
         seconds=_number(record.get("seconds")),
     )
+    row.update(_tradeoff_fields(record))
     row["outcome"], row["caught_by"] = outcome(claimed, lower, exact)
     return row
+
+
+def _tradeoff_fields(record: dict) -> dict:
+    """The trade-off curve's readings of a record (:mod:`.tradeoff`, :mod:`.bayes`): the μ-GDP fitted
+    ε, the GDP-certified ε with its reading (``bound``, ``estimate`` or none at δ = 0), and the 95 %
+    Jeffreys credible interval for ε of the record's event."""
+    fit, low = _number(record.get("gdp_epsilon_fit")), _number(record.get("gdp_epsilon_lower"))
+    interval = (record.get("bayes_jeffreys") or {}).get("credible_interval") or ["", ""]
+    return {
+        "gdp_epsilon_fit": "" if fit is None else fit,
+        "gdp_epsilon_lower": "" if low is None else low,
+        "gdp_epsilon_reading": record.get("gdp_epsilon_reading") or "",
+        "jeffreys_low": "" if _number(interval[0]) is None else float(interval[0]),
+        "jeffreys_high": "" if _number(interval[1]) is None else float(interval[1]),
+    }
+
+
+def _gdp_cell(r: dict) -> str:
+    """The GDP-certified ε of a summary row: bold where it is a bound, marked where an estimate, a
+    dash where the fit gives none (δ = 0)."""
+    if r["gdp_epsilon_reading"] not in ("bound", "estimate"):
+        return "–"
+    value = _fmt(r["gdp_epsilon_lower"])
+    return f"**{value}**" if r["gdp_epsilon_reading"] == "bound" else f"{value} (estimate)"
 
 
 def summary_rows(store_root: Path, keyed: Sequence[tuple[TableRun, dict]]) -> list[dict]:
@@ -292,8 +322,9 @@ def markdown(rows: Sequence[dict]) -> str:
     level = f"{100 * float(confidences.pop()):g}%" if len(confidences) == 1 else "confidence"
     head = (
         f"| run | mode | mechanism | claimed ε | δ | relation | design / statistic | exact ε(δ) "
-        f"| audited ε lower ({level}) | point estimate | bound / exact | trials/side | seconds "
-        "| verdict | expected |\n" + "|---" * 15 + "|"
+        f"| audited ε lower ({level}) | point estimate | μ-GDP fitted ε | GDP-certified ε "
+        f"| Jeffreys interval ({level}) | bound / exact | trials/side | seconds "
+        "| verdict | expected |\n" + "|---" * 18 + "|"
     )
     lines = [
         "# The audit table",
@@ -301,7 +332,11 @@ def markdown(rows: Sequence[dict]) -> str:
         "Drawn from `summary.csv` (one row per run of `experiments/audit/table_runs.py`) by "
         "`experiments/audit/report.py`; the verdicts are computed from the numbers: the audited "
         "lower bound above the claimed ε (certified), or a white-box statistic's exact ε(δ) above "
-        "it (exact), is a caught violation. Seconds are the audit's own wall time.",
+        "it (exact), is a caught violation. Beside the Clopper–Pearson bound of the event: the ε "
+        "of the μ-GDP curve fitted to the statistic's trade-off curve, the GDP-certified ε (a "
+        "bound in bold where the statistic is Gaussian, else an estimate; none at δ = 0) and the "
+        'Jeffreys credible interval for ε of the event (docs/audit.md, "Tight bounds from the '
+        "trade-off curve\"). Seconds are the audit's own wall time.",
     ]
     differ, missing = [], []
     for section in dict.fromkeys(r["section"] for r in rows):
@@ -335,6 +370,13 @@ def markdown(rows: Sequence[dict]) -> str:
                 _fmt(r["exact_epsilon"]),
                 "" if result == "no record" else lower,
                 _fmt(r["point_estimate"]),
+                "" if result == "no record" else _fmt(r["gdp_epsilon_fit"]),
+                "" if result == "no record" else _gdp_cell(r),
+                (
+                    f"{_fmt(r['jeffreys_low'])}–{_fmt(r['jeffreys_high'])}"
+                    if r["jeffreys_low"] != ""
+                    else ""
+                ),
                 ratio,
                 r["trials"],
                 _fmt(r["seconds"], ".1f"),

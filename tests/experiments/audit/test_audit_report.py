@@ -5,6 +5,7 @@ outcome differs from their expectation."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -83,12 +84,21 @@ def test_summary_verdicts_and_redraw_from_the_summary_alone(tiny_store, tmp_path
     # the cut variant's exact ε(δ) is 1.25 x the claim whatever the trials: caught by it
     assert cut["outcome"] == "caught" and "exact" in cut["caught_by"]
     assert cut["variant"] == "noise_cut" and float(cut["claimed_epsilon"]) == 2.0
+    # the trade-off curve's readings beside the event's bound: a bound for the white-box Gaussian
+    # statistic, an estimate for the design audit's; a Jeffreys interval around each point estimate
+    assert cut["gdp_epsilon_reading"] == "bound" and design["gdp_epsilon_reading"] == "estimate"
+    # (200 runs per side: the certified ε, 1.87, stays below the exact 2.5; the fit reads 2.85)
+    assert 0.0 < float(cut["gdp_epsilon_lower"]) < float(cut["exact_epsilon"])
+    assert float(cut["gdp_epsilon_fit"]) > float(cut["gdp_epsilon_lower"])
+    for r in (honest, cut, design, search):
+        assert float(r["jeffreys_low"]) <= float(r["jeffreys_high"])
     assert design["mode"] == "design" and design["exact_epsilon"] == ""
     assert design["point_estimate"] != "" and int(design["trials"]) == 300
     assert search["mode"] == "search" and search["calibration_trials"] == "20"
     assert search["design_statistic"].endswith(f"; {search['designs_tried']} designs tried")
     text = (out / report.TABLE_FILE).read_text()
     assert "Every row with a record shows the outcome it is expected to show." in text
+    assert "| μ-GDP fitted ε | GDP-certified ε | Jeffreys interval (95%) |" in text
     assert "**VIOLATION caught**" in text and "| `wb/mod_sulq` |" in text
     # the markdown is drawn from the summary alone, byte for byte
     alone = tmp_path / "alone"
@@ -151,3 +161,16 @@ def test_a_run_without_a_record_keeps_its_curated_row_and_an_empty_store_is_refu
     with pytest.raises(ValueError, match="holds no audit record of the table's 4 runs") as err:
         report.summary_rows(tmp_path / "empty", keyed)
     assert "\n" not in str(err.value)
+
+
+def test_committed_table_redraws_from_its_summary_and_shows_every_expected_outcome():
+    """results/audit/audit_table.md is the drawing of results/audit/summary.csv, byte for byte; its
+    summary holds a row with a record for every run of the table, each with its expected outcome."""
+    committed = Path(__file__).resolve().parents[3] / "results" / "audit"
+    rows = report.read_summary(committed / report.SUMMARY_FILE)
+    assert (committed / report.TABLE_FILE).read_text(encoding="utf-8") == report.markdown(rows)
+    assert [r["name"] for r in rows] == [r.name for r in TABLE_RUNS]
+    assert all(r["outcome"] != "no record" for r in rows)
+    assert "Every row with a record shows the outcome it is expected to show." in report.markdown(
+        rows
+    )
