@@ -179,7 +179,7 @@ def write_accuracy(acc: pd.DataFrame, out: Path) -> Path:
     ]
     for (ds, eps), g in acc.groupby(["dataset", "epsilon"], sort=True):
         lines += [
-            _heading(ds, eps, g.iloc[0]),
+            _heading(ds, eps, g),
             "",
             "| rank | mechanism | tier | accuracy | 95% interval | majority | utility | ⊥ | trials |",
             "|---:|---|---|---:|---|---:|---:|---:|---:|",
@@ -197,11 +197,17 @@ def write_accuracy(acc: pd.DataFrame, out: Path) -> Path:
     return path
 
 
-def _heading(ds, eps, row) -> str:
-    """The heading of one (data set, ε) table: the data set's shape and the target privacy."""
-    return (
+def _heading(ds, eps, g: pd.DataFrame) -> str:
+    """The heading of one (data set, ε) table: the data set's shape, the target privacy and, where
+    ρ-zCDP mechanisms are in it, the ρ they run at (the largest whose conversion certifies it)."""
+    row = g.iloc[0]
+    head = (
         f"## {ds} (n = {int(row.n):,}, d = {int(row.d)}, k = {int(row.k)}), ε = {eps:g}, δ = 1e-6"
     )
+    rho = sorted(set(g["rho"].dropna().round(6))) if "rho" in g else []
+    if rho:
+        head += f" (ρ-zCDP mechanisms: ρ = {', '.join(f'{r:.4g}' for r in rho)})"
+    return head
 
 
 def _rank(value) -> str:
@@ -235,7 +241,7 @@ def write_tables(lb: pd.DataFrame, refused: pd.DataFrame, out: Path) -> Path:
     ]
     for (ds, eps), g in lb.groupby(["dataset", "epsilon"], sort=True):
         lines += [
-            _heading(ds, eps, g.iloc[0]),
+            _heading(ds, eps, g),
             "",
             "| rank | mechanism | tier | utility | 95% interval | subspace | cov | s | ⊥ | trials |",
             "|---:|---|---|---:|---|---:|---:|---:|---:|---:|",

@@ -150,6 +150,23 @@ def test_the_leaderboard_ties_overlapping_intervals(tmp_path):
     assert lb.loc["c", "rank"] == 2  # a's interval lies wholly above c's; b's does not
 
 
+@pytest.mark.skipif(not (CURATED / "summary.parquet").exists(), reason="no committed summary")
+def test_each_table_heading_gives_the_rho_of_its_zcdp_mechanisms():
+    """The ρ-zCDP axis: every (data set, ε) table with a ρ-zCDP mechanism names the one ρ they ran
+    at, the largest whose conversion certifies (ε, 10⁻⁶) (zcdp_rho_tight), and only those tables."""
+    from experiments.bench.figures import _heading
+    from experiments.bench.summary import leaderboard
+    from mechanisms.calibration import zcdp_rho_tight
+
+    lb = leaderboard(CURATED / "summary.parquet")
+    for (ds, eps), g in lb.groupby(["dataset", "epsilon"]):
+        head = _heading(ds, eps, g)
+        if g["rho"].notna().any():
+            assert head.endswith(f"(ρ-zCDP mechanisms: ρ = {zcdp_rho_tight(eps, 1e-6):.4g})")
+        else:
+            assert "ρ" not in head
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("folder", [CURATED, CURATED / "full"], ids=["quick", "full"])
 def test_committed_outputs_are_drawn_from_the_committed_summary(tmp_path, folder):
