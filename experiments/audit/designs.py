@@ -538,8 +538,8 @@ def catalogue(
             pass
 
     scales = count_scales(name, epsilon, delta)
-    # unit rows and zero rows
-    for n in (2, 30, 200):
+
+    def add_zero_base(n):
         add(
             np.zeros((n - 1, 2)),
             e(2, 0),
@@ -547,6 +547,10 @@ def catalogue(
             f"zero-base n={n} d=2",
             f"{n - 1} zero rows; e1 vs e2",
         )
+
+    # unit rows and zero rows
+    for n in (2, 30, 200):
+        add_zero_base(n)
     add(
         np.tile((e(2, 0) + e(2, 1)) / math.sqrt(2), (199, 1)),
         e(2, 0),
@@ -639,13 +643,7 @@ def catalogue(
                 add(base, a, b, nm, desc, k=k)
     # the zero-base pair at large n, last (a time budget drops it first): a mechanism that clips
     # around a private centre shrinks its clip radius with n, so a missing clip shows only here
-    add(
-        np.zeros((LARGE_ZERO_BASE_ROWS - 1, 2)),
-        e(2, 0),
-        e(2, 1),
-        f"zero-base n={LARGE_ZERO_BASE_ROWS} d=2",
-        f"{LARGE_ZERO_BASE_ROWS - 1} zero rows; e1 vs e2",
-    )
+    add_zero_base(LARGE_ZERO_BASE_ROWS)
     return out
 
 

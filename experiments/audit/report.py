@@ -169,15 +169,16 @@ def _tradeoff_fields(record: dict) -> dict:
     """The trade-off curve's readings of a record (:mod:`.tradeoff`, :mod:`.bayes`): the μ-GDP fitted
     ε, the GDP-certified ε with its reading (``bound``, ``estimate`` or none at δ = 0), and the 95 %
     Jeffreys credible interval for ε of the record's event."""
-    fit, low = _number(record.get("gdp_epsilon_fit")), _number(record.get("gdp_epsilon_lower"))
-    interval = (record.get("bayes_jeffreys") or {}).get("credible_interval") or ["", ""]
-    return {
-        "gdp_epsilon_fit": "" if fit is None else fit,
-        "gdp_epsilon_lower": "" if low is None else low,
-        "gdp_epsilon_reading": record.get("gdp_epsilon_reading") or "",
-        "jeffreys_low": "" if _number(interval[0]) is None else float(interval[0]),
-        "jeffreys_high": "" if _number(interval[1]) is None else float(interval[1]),
+    interval = (record.get("bayes_jeffreys") or {}).get("credible_interval") or [None, None]
+    numbers = {
+        "gdp_epsilon_fit": _number(record.get("gdp_epsilon_fit")),
+        "gdp_epsilon_lower": _number(record.get("gdp_epsilon_lower")),
+        "jeffreys_low": _number(interval[0]),
+        "jeffreys_high": _number(interval[1]),
     }
+    fields = {key: "" if x is None else x for key, x in numbers.items()}
+    fields["gdp_epsilon_reading"] = record.get("gdp_epsilon_reading") or ""
+    return fields
 
 
 def _gdp_cell(r: dict) -> str:
