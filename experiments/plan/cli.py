@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import re
@@ -34,7 +35,13 @@ from experiments.plan.audit_plan import (
     build_audit_plan,
     curate_table,
 )
-from experiments.plan.engine import done_dir, jobqueue_cluster, local_cluster, run_jobs
+from experiments.plan.engine import (
+    EarlyCluster,
+    done_dir,
+    jobqueue_cluster,
+    local_cluster,
+    run_jobs,
+)
 from experiments.plan.plan import (
     COSTS_FILE,
     DRAW_KIND,
@@ -44,6 +51,7 @@ from experiments.plan.plan import (
     describe,
     load_costs,
     priced_by,
+    scale_config,
 )
 
 
@@ -266,66 +274,102 @@ def main(argv: list[str], register: Callable[[], None]) -> int:
                 file=sys.stderr,
             )
             return 2
-        if not audit:
-            datasets = available(datasets)
-    try:
-        if audit:
-            jobs = build_audit_plan()
-        else:
-            jobs = build_plan(
-                args.scale,
-                tuple(datasets),
-                extras=None if args.extras is None else bool(args.extras),
-                gibbs_samplers=tuple(s for s in args.gibbs_samplers.split(",") if s),
-                ppca_sweeps=args.ppca_sweeps,
-            )
-    except ValueError as exc:
-        also = (
-            f" (or {AUDIT_PLAN}: the audit table)" if str(exc).startswith("unknown scale") else ""
-        )
-        print(f"Error: {exc}{also}", file=sys.stderr)
-        return 2
-    if args.dry_run:
-        if audit:
-            costs = load_costs(AUDIT_COSTS_FILE).get("command", "none measured")
-            print(f"the audit table's plan (costs: {costs})")
-        else:
-            costs = load_costs().get("command", "none measured")
-            print(f"plan of scale {args.scale} (costs: {costs})")
-        if args.priced_by:
-            jobs, n = priced_by(jobs, _timing_lines(Path(args.priced_by)))
-            print(f"{n} of {len(jobs)} jobs priced by the CPU-s they took in STORE")
-        print(describe(jobs))
+    if not audit:
+        try:
+            scale_config(args.scale)  # an unknown scale: one line, before any worker starts
+        except ValueError as exc:
+            return _plan_error(exc)
+    factory = _cluster_factory(args)
+    if args.print_job_script and args.engine != "local":
+        cluster = factory()
+        print(cluster.job_script())
+        cluster.close()
         return 0
-    factory = None
+    if args.dry_run:
+        return _dry_run(args, datasets, audit)
+    # the workers start (and import what the jobs need) while this process checks the data sets
+    # and composes every job's config; run_jobs closes the cluster, and so does every other way out
+    early = EarlyCluster(factory)
+    try:
+        return _run(args, datasets, audit, register, early)
+    except KeyboardInterrupt:  # while composing (run_jobs reports its own)
+        print("Interrupted before any job ran: nothing written; the same command starts it",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    finally:
+        early.close()
+
+
+def _plan(args, datasets: list[str], audit: bool):
+    """The plan's jobs, or a ``ValueError`` (an unknown scale...)."""
+    if audit:
+        return build_audit_plan()
+    return build_plan(
+        args.scale,
+        tuple(datasets),
+        extras=None if args.extras is None else bool(args.extras),
+        gibbs_samplers=tuple(s for s in args.gibbs_samplers.split(",") if s),
+        ppca_sweeps=args.ppca_sweeps,
+    )
+
+
+def _plan_error(exc: ValueError) -> int:
+    also = f" (or {AUDIT_PLAN}: the audit table)" if str(exc).startswith("unknown scale") else ""
+    print(f"Error: {exc}{also}", file=sys.stderr)
+    return 2
+
+
+def _dry_run(args, datasets: list[str], audit: bool) -> int:
+    """``--dry-run``: print the plan, its estimated costs and makespans; run nothing."""
+    try:
+        jobs = _plan(args, datasets, audit)
+    except ValueError as exc:
+        return _plan_error(exc)
+    if audit:
+        costs = load_costs(AUDIT_COSTS_FILE).get("command", "none measured")
+        print(f"the audit table's plan (costs: {costs})")
+    else:
+        costs = load_costs().get("command", "none measured")
+        print(f"plan of scale {args.scale} (costs: {costs})")
+    if args.priced_by:
+        jobs, n = priced_by(jobs, _timing_lines(Path(args.priced_by)))
+        print(f"{n} of {len(jobs)} jobs priced by the CPU-s they took in STORE")
+    print(describe(jobs))
+    return 0
+
+
+def _cluster_factory(args) -> Callable | None:
+    """What starts the run's cluster: a dask-jobqueue cluster for ``--engine slurm|pbs|sge``, a
+    local one of ``--workers`` processes, or None (the engine's default: one per core)."""
     if args.engine != "local":
         kwargs = {k: v for k, v in (("queue", args.queue), ("account", args.account)) if v}
+        return functools.partial(
+            jobqueue_cluster,
+            args.engine,
+            jobs=args.cluster_jobs,
+            cores=args.cores,
+            memory=args.memory,
+            walltime=args.walltime,
+            **kwargs,
+        )
+    if args.workers:
+        return functools.partial(local_cluster, args.workers)
+    return None
 
-        def factory():
-            return jobqueue_cluster(
-                args.engine,
-                jobs=args.cluster_jobs,
-                cores=args.cores,
-                memory=args.memory,
-                walltime=args.walltime,
-                **kwargs,
-            )
 
-        if args.print_job_script:
-            cluster = factory()
-            print(cluster.job_script())
-            cluster.close()
-            return 0
-    elif args.workers:
-
-        def factory():
-            return local_cluster(args.workers)
-
+def _run(args, datasets: list[str], audit: bool, register, early: EarlyCluster) -> int:
+    """Run the plan on the cluster ``early`` is starting."""
+    if not audit:
+        datasets = available(datasets)
+    try:
+        jobs = _plan(args, datasets, audit)
+    except ValueError as exc:
+        return _plan_error(exc)
     results = results_root(args.results)
     payloads = compose_payloads(jobs, results, register)
     total = sum(j.cost for j in jobs)
     print(f"[plan] {args.scale}: {len(jobs)} jobs, {total:,.0f} estimated CPU-s", file=sys.stderr)
-    outcome = run_jobs(jobs, payloads, results, cluster_factory=factory)
+    outcome = run_jobs(jobs, payloads, results, cluster_factory=early)
     return report_outcome(outcome, len(jobs), f"[plan] {args.scale}")
 
 

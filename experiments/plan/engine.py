@@ -166,9 +166,14 @@ class Outcome:
     wall_s: float = 0.0
 
 
+#: imported by every local worker as it starts (Dask's ``preload``): the modules the jobs need
+WORKER_PRELOAD = "experiments.plan.worker_imports"
+
+
 def local_cluster(workers: int | None = None):
     """A ``LocalCluster``: ``workers`` single-threaded worker processes (default: one per core of
-    this process's CPU set), each with a nanny that restarts it if it dies."""
+    this process's CPU set), each with a nanny that restarts it if it dies, each importing what the
+    jobs need (:data:`WORKER_PRELOAD`) as it starts rather than in its first job."""
     from distributed import LocalCluster
 
     n = workers or len(os.sched_getaffinity(0))
@@ -179,7 +184,43 @@ def local_cluster(workers: int | None = None):
         memory_limit=0,
         dashboard_address=":0",  # any free port: several plans (or tests) may run side by side
         silence_logs=40,  # errors only: the plan prints its own progress
+        preload=[WORKER_PRELOAD],
     )
+
+
+def _configured_cluster(factory: Callable | None):
+    """``factory()`` (default :func:`local_cluster`) with the engine's Dask configuration and one
+    BLAS thread in every worker it starts."""
+    import dask
+    import distributed  # noqa: F401  (its defaults in dask's config before the settings below:
+    # a key that dask.config.set creates is deleted again on leaving it)
+
+    for v in THREAD_VARIABLES:
+        os.environ.setdefault(v, "1")
+    with dask.config.set(DASK_CONFIG):
+        return (factory or local_cluster)()
+
+
+class EarlyCluster:
+    """A cluster started in a background thread at once, so that its workers start (and import
+    what the jobs need) while the main process composes the plan; pass it to :func:`run_jobs` as
+    its ``cluster_factory``, which closes it.  :meth:`close` closes it when :func:`run_jobs` was
+    not reached (an error or Ctrl-C while composing) or had nothing to run; closing twice is
+    harmless."""
+
+    def __init__(self, factory: Callable | None = None):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="early-cluster")
+        self._future = self._pool.submit(_configured_cluster, factory)
+        self._pool.shutdown(wait=False)
+
+    def __call__(self):
+        return self._future.result()
+
+    def close(self) -> None:
+        with contextlib.suppress(BaseException):
+            self._future.result().close()
 
 
 def jobqueue_cluster(kind: str, *, jobs: int, cores: int, memory: str, walltime: str, **kwargs):
@@ -256,14 +297,12 @@ def run_jobs(
     t0 = time.perf_counter()
     if not todo:
         return outcome
-    for v in THREAD_VARIABLES:
-        os.environ.setdefault(v, "1")
     total_cost = sum(j.cost for j in todo) or 1.0
     names = {j.name for j in todo}
     cluster = client = None
     try:
+        cluster = _configured_cluster(cluster_factory)
         with dask.config.set(DASK_CONFIG):
-            cluster = (cluster_factory or local_cluster)()
             client = Client(cluster)
             futures, by_key = {}, {}
             # every job after the jobs it waits for; priority = estimated cost, so the longest ready

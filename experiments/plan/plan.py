@@ -228,7 +228,8 @@ def build_plan(
                 [*base, f"mechanism={mech}", _only(epsilon_index=i)],
                 f"epsilon/{mech}", int(sc.epsilon_samples) * per)  # fmt: skip
     # beyond the paper (synthetic data): dimension scaling a job per mechanism and d (the n*
-    # searches of different d share nothing; the largest d costs most), online regret one job
+    # searches of different d share nothing; the largest d costs most), online regret a job per
+    # variant and restart (one stream each)
     if extras:
         dims = _experiment_yaml("dimension_scaling").grids[scale].dims
         for mech in ("pca", "ppca", "mod_sulq", "analyze_gauss", "noisy_power", "subspace_approx"):
@@ -236,8 +237,12 @@ def build_plan(
                 add(f"extra/dimension_scaling/{mech}/d{d}", STAGES[6],
                     ["experiment=dimension_scaling", f"mechanism={mech}", _only(d_index=i)],
                     f"extra/dimension_scaling/{mech}/{scale}", d)  # fmt: skip
-        add("extra/online_regret", STAGES[6], ["experiment=online_regret"],
-            f"extra/online_regret/{scale}", 1)  # fmt: skip
+        regret = _experiment_yaml("online_regret")
+        for i in range(len(regret.variants)):
+            for r in range(int(regret.grids[scale].restarts)):
+                add(f"extra/online_regret/v{i}/r{r}", STAGES[6],
+                    ["experiment=online_regret", _only(variant_index=i, restart=r)],
+                    f"extra/online_regret/{scale}", 1)  # fmt: skip
     if drawings:
         jobs += drawing_jobs(jobs, scale)
     return estimate(jobs, load_costs() if costs is None else costs)

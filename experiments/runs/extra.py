@@ -325,7 +325,9 @@ def run_online_regret(cfg: DictConfig) -> dict:
     For each variant and restart r, a spiked stream of m rows (data stream [data_seed, m, r], the
     same for both variants) is consumed once; the record stores the regret and OPT of every prefix
     at ≤ 200 log-spaced t, with the Theorem 9 / Theorem 8 rates (``online_regret_bounds``, O(·)
-    constants 1) at those t, and the final subspace's q_F.
+    constants 1) at those t, and the final subspace's q_F.  ``experiment.only={variant_index: i,
+    restart: r}`` computes one variant's (or one run's) records alone (a job of the plan; the runs
+    share nothing, and the selector is in no run key).
 
     Parameters
     ----------
@@ -342,12 +344,12 @@ def run_online_regret(cfg: DictConfig) -> dict:
     store = ResultStore(results_root(cfg))
     written, rows = 0, []
     with single_thread_blas():
-        for tree in s.variants:
-            for r in range(s.restarts):
-                rec, new = _regret_run(cfg, s, store, tree, r)
-                written += new
-                rows.append({"tree": tree, "restart": r, **{c: rec[c] for c in _REGRET_COLUMNS}})
-    summary = pd.DataFrame(rows).groupby("tree")[list(_REGRET_COLUMNS)].mean().reset_index()
+        for tree, r in s.selected_runs():
+            rec, new = _regret_run(cfg, s, store, tree, r)
+            written += new
+            rows.append({"tree": tree, "restart": r, **{c: rec[c] for c in _REGRET_COLUMNS}})
+    frame = pd.DataFrame(rows, columns=["tree", "restart", *_REGRET_COLUMNS])
+    summary = frame.groupby("tree")[list(_REGRET_COLUMNS)].mean().reset_index()
     if not cfg.quiet:
         print(summary.to_string(index=False))
     result = {

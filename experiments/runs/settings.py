@@ -516,6 +516,10 @@ class OnlineRegretSettings:
         Regret curves stored at this many log-spaced t at most.
     spiked : dict
         The spiked model's parameters (:func:`spiked_params`).
+    only : dict
+        ``experiment.only`` (:func:`plan_selector`): ``variant_index`` (the index of the one
+        variant of :attr:`variants`) and ``restart`` (the one restart) this run computes (a job of
+        the plan); empty: every variant and restart.
     """
 
     scale: str
@@ -525,6 +529,7 @@ class OnlineRegretSettings:
     variants: tuple[bool, ...]
     curve_points: int
     spiked: dict[str, Any]
+    only: dict
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> OnlineRegretSettings:
@@ -547,4 +552,14 @@ class OnlineRegretSettings:
             variants=tuple(bool(v) for v in cfg.experiment.variants),
             curve_points=int(cfg.experiment.curve_points),
             spiked=spiked_params(cfg),
+            only=plan_selector(cfg, ("variant_index", "restart")),
         )
+
+    def selected_runs(self) -> list[tuple[bool, int]]:
+        """The (variant, restart) pairs this run computes (:attr:`only`; an index past the end:
+        none)."""
+        return [
+            (tree, r)
+            for tree in selected_part(self.variants, self.only, "variant_index")
+            for r in selected_part(range(self.restarts), self.only, "restart")
+        ]

@@ -227,3 +227,71 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
+
+
+def test_local_workers_import_the_jobs_modules_as_they_start():
+    from distributed import Client
+
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        loaded = client.run(lambda: "experiments.runs.jmlr" in sys.modules)
+    assert list(loaded.values()) == [True]
+
+
+def test_an_early_cluster_runs_the_plan_and_is_closed_after_it(tmp_path):
+    from experiments.plan.engine import EarlyCluster
+
+    early = EarlyCluster(_two_workers)  # its workers start while the caller goes on
+    jobs = _jobs(3)
+    out = run_jobs(jobs, {j.name: {"records": 1} for j in jobs}, tmp_path, fn=fake_job,
+                   cluster_factory=early)  # fmt: skip
+    assert not out.failed and len(out.done) == 3
+    assert early().status.name == "closed"
+    early.close()  # again: harmless
+
+
+def test_the_plan_closes_its_early_cluster_when_composing_is_interrupted(tmp_path, monkeypatch,
+                                                                          capsys):  # fmt: skip
+    from experiments.app.schema import register_schema
+    from experiments.plan import cli
+
+    started = []
+
+    class Recorded(cli.EarlyCluster):
+        def __init__(self, factory=None):
+            super().__init__(factory)
+            started.append(self)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "EarlyCluster", Recorded)
+    monkeypatch.setattr(cli, "compose_payloads", interrupted)
+    rc = cli.main(["smoke", "--results", str(tmp_path), "--workers", "1", "--datasets", "insurance",
+                   "--extras", "0"], register_schema)  # fmt: skip
+    assert rc == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("Interrupted before any job")
+    assert len(started) == 1 and started[0]().status.name == "closed"
+    assert not (tmp_path / "records").exists()
+
+
+def test_an_early_cluster_keeps_dasks_configuration_in_a_fresh_process(tmp_path):
+    # started before anything imported distributed: its defaults must survive the engine's settings
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from tests.experiments.plan.test_plan_engine import fake_job, _jobs, _two_workers
+        from experiments.plan.engine import EarlyCluster, run_jobs
+        early = EarlyCluster(_two_workers)
+        import dask
+        jobs = _jobs(2)
+        out = run_jobs(jobs, {{j.name: {{"records": 1}} for j in jobs}}, {str(tmp_path)!r},
+                       fn=fake_job, cluster_factory=early)
+        assert not out.failed and len(out.done) == 2, out
+        print(dask.config.get("distributed.comm.timeouts.tcp"))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "KeyError" not in proc.stderr

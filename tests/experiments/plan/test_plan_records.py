@@ -95,6 +95,10 @@ CASES = {
         ["experiment=dimension_scaling", "mechanism=mod_sulq", "scale=smoke"],
         [f"experiment.only={{d_index:{i}}}" for i in range(3)],  # an index past the grid: nothing
     ),
+    "online_regret by variant and restart": (
+        ["experiment=online_regret", "scale=smoke", "experiment.grids.smoke.restarts=2"],
+        [f"experiment.only={{variant_index:{v},restart:{r}}}" for v in range(2) for r in range(3)],
+    ),  # restart 2 is past the grid: nothing
 }
 
 
@@ -131,6 +135,13 @@ def test_a_dimension_scaling_job_searches_its_own_d_alone(tmp_path):
         _run(tmp_path / f"d{i}", f"d{i}", [*base, f"experiment.only={{d_index:{i}}}"])
         dims.append({r["d"] for r in _records(tmp_path / f"d{i}").values()})
     assert dims == [{6}, {12}, set()]  # smoke's grid: d = 6, 12; an index past it: nothing
+
+
+def test_an_online_regret_job_runs_its_own_variant_and_restart_alone(tmp_path):
+    base = ["experiment=online_regret", "scale=smoke", "experiment.grids.smoke.restarts=2"]
+    _run(tmp_path, "v1r0", [*base, "experiment.only={variant_index:1,restart:0}"])
+    runs = [(r["tree"], r["restart"]) for r in _records(tmp_path).values()]
+    assert runs == [(True, 0)]  # variants [false, true]: index 1 is the tree version
 
 
 def test_selector_refuses_unknown_keys_and_partial_groups(tmp_path):
