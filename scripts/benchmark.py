@@ -8,6 +8,7 @@
     scripts/benchmark.py curate STORE --scale quick --out DIR   # one scale's records -> DIR
     scripts/benchmark.py draw                          # redraw results/benchmark/ from its summary alone
     scripts/benchmark.py costs paper                   # measure CPU-s per release -> experiments/bench/costs.json
+    scripts/benchmark.py costs paper --epsilon-from results/benchmark/full/summary.parquet   # fit its ε exponents
 
 ``plan`` takes ``--mechanisms``, ``--datasets``, ``--epsilons`` (comma-separated) and ``--block``
 (trials per job); its jobs are priced by the measured cost table, ``experiments/bench/costs.json``.
@@ -127,6 +128,8 @@ def _costs(a) -> int:
     from experiments.bench.datasets import expand
     from experiments.bench.runner import _options
 
+    if a.epsilon_from:
+        return _epsilon_exponents(a)
     conf = OmegaConf.load(REPO / "conf" / "experiment" / "benchmark.yaml").experiment
     g = conf.grids[a.scale]
     chains = int(OmegaConf.load(REPO / "conf" / "scale" / f"{a.scale}.yaml").ppca_chains)
@@ -167,6 +170,32 @@ def _costs(a) -> int:
         costs.write(table, a.out)
     total = sum(r.get("fixed", 0) for r in table["cells"].values())
     print(f"{len(table['cells'])} data sets in {a.out} ({total:,.0f} CPU-s of fixed costs)")
+    return 0
+
+
+def _epsilon_exponents(a) -> int:
+    """``costs --epsilon-from SUMMARY``: fit each mechanism's ε exponent to the release seconds of a
+    benchmark summary and add them to the cost table; nothing is timed."""
+    import pandas as pd
+
+    from experiments.bench import costs
+
+    if not a.out.exists():
+        print(f"Error: no cost table at {a.out}: measure it first (scripts/benchmark.py costs "
+              "SCALE)", file=sys.stderr)  # fmt: skip
+        return 2
+    rows = pd.read_parquet(a.epsilon_from, columns=["dataset", "mechanism", "epsilon_target",
+                                                    "seconds"])  # fmt: skip
+    table = costs.load(a.out)
+    table["epsilon_exponents"] = costs.fit_epsilon_exponents(rows)
+    source = Path(a.epsilon_from).resolve()
+    name = source.relative_to(REPO) if source.is_relative_to(REPO) else "SUMMARY"
+    table["epsilon_exponents_command"] = (
+        f"scripts/benchmark.py costs {a.scale} --epsilon-from {name}"
+    )
+    costs.write(table, a.out)
+    for m, e in sorted(table["epsilon_exponents"].items()):
+        print(f"{m}: seconds ∝ ε^{e['exponent']:.3f} ({e['datasets']} data sets)")
     return 0
 
 
@@ -215,6 +244,9 @@ def main(argv=None) -> int:
     co.add_argument("--spiked-ns", type=int, nargs="+", default=[1000, 5000])
     co.add_argument("--repeats", type=int, default=3)
     co.add_argument("--again", action="store_true", help="re-measure data sets already in the file")
+    co.add_argument("--epsilon-from", default=None, metavar="SUMMARY",
+                    help="only fit each mechanism's ε exponent to this benchmark summary's release "
+                         "seconds (results/benchmark/full/summary.parquet) and add it to the table")  # fmt: skip
     co.add_argument("--out", type=Path, default=REPO / "experiments" / "bench" / "costs.json")
     a = p.parse_args(argv)
     return {"plan": _plan, "curate": _curate, "draw": _draw, "costs": _costs}[a.command](a)

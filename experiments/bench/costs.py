@@ -19,10 +19,13 @@ chains), at ε = 1 and the benchmark's δ: for each data set of the grid it reco
 The spiked model is measured at a few (n, d) points and, per mechanism, a power law
 ``seconds = a · n^b · d^c`` is fitted by least squares in logs (:func:`fit_power_law`) to the
 points with n >= :data:`FIT_MIN_N`; a spiked cell that was not measured is priced by that law.
+Releases are timed at ε = 1 only; a mechanism whose cost depends on ε carries an exponent
+``b`` (``epsilon_exponents``), ``seconds(ε) = seconds(1) · ε^b``, fitted to the release seconds of
+a benchmark summary (:func:`fit_epsilon_exponents`, ``scripts/benchmark.py costs --epsilon-from``).
 The table is committed as ``experiments/bench/costs.json`` (written by
 ``scripts/benchmark.py costs``) and :func:`estimate_jobs` prices the plan's benchmark jobs with it:
-a job of ``t`` trials costs ``job_startup + fixed + t x release``, plus its classified trials x
-``accuracy`` on a Table 2 cell.  CPU time, not wall time, so a loaded machine inflates it less; it
+a job of ``t`` trials at ε costs ``job_startup + fixed + t x release x ε^b``, plus its classified
+trials x ``accuracy`` on a Table 2 cell.  CPU time, not wall time, so a loaded machine inflates it less; it
 is still one machine's measurement, read as an estimate (docs/benchmark.md, "The cost model").
 """
 
@@ -203,24 +206,70 @@ def spiked_fits(cells: dict) -> dict:
     return {m: f for m, f in fits.items() if f is not None}
 
 
+#: a (data set, mechanism) enters the ε fit only where the median seconds of its releases are at
+#: least this at every ε: shorter releases are dominated by fixed work and timer noise
+EPSILON_FIT_MIN_S = 0.5
+
+
+def fit_epsilon_exponents(rows) -> dict:
+    """Per mechanism, the exponent ``b`` of ``seconds ∝ ε^b``, least squares in logs with one
+    intercept per data set (so that only the change with ε within a data set counts).
+
+    ``rows``: a data frame with one row per release, columns ``dataset``, ``mechanism``,
+    ``epsilon_target`` and ``seconds`` (a benchmark summary).  Per (data set, mechanism), the
+    median seconds at each ε; a data set enters a mechanism's fit when it has at least three ε and
+    every median is at least :data:`EPSILON_FIT_MIN_S`.  Returns ``{mechanism: {"exponent": b,
+    "datasets": m}}`` for the mechanisms with at least one such data set.
+    """
+    med = (
+        rows.dropna(subset=["seconds"])
+        .groupby(["mechanism", "dataset", "epsilon_target"])["seconds"]
+        .median()
+        .reset_index()
+    )
+    out = {}
+    for mech, g in med.groupby("mechanism"):
+        xs, ys = [], []
+        for _, h in g.groupby("dataset"):
+            if len(h) < 3 or h["seconds"].min() < EPSILON_FIT_MIN_S:
+                continue
+            x, y = np.log(h["epsilon_target"].to_numpy()), np.log(h["seconds"].to_numpy())
+            xs.append(x - x.mean())
+            ys.append(y - y.mean())
+        if xs:
+            x, y = np.concatenate(xs), np.concatenate(ys)
+            out[str(mech)] = {"exponent": float(x @ y / (x @ x)), "datasets": len(xs)}
+    return out
+
+
 def load(path: Path = COSTS_FILE) -> dict:
     """The committed cost table (empty when there is none)."""
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def release_seconds(table: dict, mechanism: str, cell: datasets.Cell, n: int, d: int):
-    """(fixed CPU-s of the cell, CPU-s of one release of ``mechanism`` on it), or None where the
-    table neither measured it nor fits it (a spiked cell is priced by its mechanism's power law;
-    a measured refusal costs no release)."""
+def release_seconds(
+    table: dict,
+    mechanism: str,
+    cell: datasets.Cell,
+    n: int,
+    d: int,
+    epsilon: float = TIMING_EPSILON,
+):
+    """(fixed CPU-s of the cell, CPU-s of one release of ``mechanism`` on it at ``epsilon``), or
+    None where the table neither measured it nor fits it (a spiked cell is priced by its
+    mechanism's power law; a measured refusal costs no release; the ε = 1 timing is carried to
+    ``epsilon`` by the mechanism's exponent, where the table has one)."""
     cells, fits = table.get("cells", {}), table.get("spiked_fits", {})
+    exponent = table.get("epsilon_exponents", {}).get(mechanism, {}).get("exponent", 0.0)
+    scale = (epsilon / TIMING_EPSILON) ** exponent
     row = cells.get(cell.name)
     got = (row or {}).get("release", {}).get(mechanism)
     if got and "seconds" in got:
-        return row["fixed"], got["seconds"]
+        return row["fixed"], got["seconds"] * scale
     if got and "refused" in got:  # the job records one refusal and makes no release
         return row["fixed"], 0.0
     if cell.family == "spiked" and cell.k == datasets.K["spiked"] and mechanism in fits:
-        return power_law(fits["(fixed)"], n, d), power_law(fits[mechanism], n, d)
+        return power_law(fits["(fixed)"], n, d), power_law(fits[mechanism], n, d) * scale
     return None
 
 
@@ -229,7 +278,8 @@ def estimate_jobs(
 ) -> list:
     """The plan's benchmark jobs (``experiments.plan.plan.build_benchmark_plan``) priced by the
     measured table: a job ``benchmark/<cell>/<mechanism>/eps<e>/t<lo>-<hi>`` costs the job's
-    start-up, the cell's fixed CPU-s, (hi - lo) releases and, on a Table 2 cell, one classification
+    start-up, the cell's fixed CPU-s, (hi - lo) releases at its ε and, on a Table 2 cell, one
+    classification
     for each of its trials below ``accuracy_trials``; a data set the table lists as unavailable
     costs the start-up alone (the run skips it); ``unmeasured`` CPU-s where the table has no price.
     Other jobs are returned unchanged."""
@@ -241,7 +291,7 @@ def estimate_jobs(
         if len(parts) != 5 or parts[0] != "benchmark":
             out.append(job)
             continue
-        _, cell_name, mech, _, block = parts
+        _, cell_name, mech, eps, block = parts
         lo, hi = (int(x) for x in block[1:].split("-"))
         cell = datasets.expand([cell_name], (), ())[0]
         row = table.get("cells", {}).get(cell_name, {})
@@ -249,7 +299,7 @@ def estimate_jobs(
         if "unavailable" in row:  # its rows are absent here: the job starts, skips it, ends
             out.append(dataclasses.replace(job, cost=startup))
             continue
-        price = None if n is None else release_seconds(table, mech, cell, n, d)
+        price = None if n is None else release_seconds(table, mech, cell, n, d, float(eps[3:]))
         cost = unmeasured if price is None else startup + price[0] + (hi - lo) * price[1]
         if price is not None and cell.family == "table2":
             acc = row.get("accuracy", 0.0)

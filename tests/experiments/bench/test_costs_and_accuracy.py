@@ -279,3 +279,36 @@ def test_a_mechanism_of_ones_own_takes_no_scale_options():
     assert entry(own, 1.0, 1e-6, ppca_iterations=10, ppca_chains=1).params["target"] == own
     with pytest.raises(UserError, match="takes no options"):
         entry(own, 1.0, 1e-6, ppca_iterations=10, ppca_chains=1, options={"timeout": 10})
+
+
+def test_the_epsilon_exponent_is_fitted_within_each_data_set():
+    """seconds = c_ds · ε^-1 on two data sets with different c: the exponent is -1 whatever the
+    c (one intercept per data set); a data set with a median below the floor, or with fewer than
+    three ε, is left out; a mechanism with none left has no exponent."""
+    import pandas as pd
+
+    eps = [0.1, 1.0, 10.0]
+    rows = [("a", "m", e, 30.0 / e * f) for e in eps for f in (0.9, 1.0, 1.1)]  # median 30/e
+    rows += [("b", "m", e, 400.0 / e) for e in (1.0, 3.0, 10.0)]  # another c and other ε
+    rows += [("c", "m", e, 0.1) for e in eps]  # below EPSILON_FIT_MIN_S: left out
+    rows += [("a", "flat", e, 2.0) for e in eps] + [("a", "two", e, 9.0) for e in eps[:2]]
+    frame = pd.DataFrame(rows, columns=["dataset", "mechanism", "epsilon_target", "seconds"])
+    fits = costs.fit_epsilon_exponents(frame)
+    assert fits["m"]["exponent"] == pytest.approx(-1.0) and fits["m"]["datasets"] == 2
+    assert fits["flat"]["exponent"] == pytest.approx(0.0)
+    assert "two" not in fits
+
+
+def test_a_job_at_another_epsilon_is_priced_by_the_exponent():
+    table = {
+        "job_startup": 2.0,
+        "cells": {"gaussian10": {"n": 5000, "d": 10, "k": 2, "fixed": 1.0,
+                                 "release": {"pca": {"seconds": 0.5}}}},
+        "epsilon_exponents": {"pca": {"exponent": -1.0, "datasets": 1}},
+    }  # fmt: skip
+    jobs = [
+        _job("benchmark/gaussian10/pca/eps0.1/t0-20"),
+        _job("benchmark/gaussian10/pca/eps1/t0-20"),
+    ]
+    got = [j.cost for j in costs.estimate_jobs(jobs, table)]
+    assert got == pytest.approx([2.0 + 1.0 + 20 * 0.5 * 10.0, 2.0 + 1.0 + 20 * 0.5])
