@@ -274,13 +274,20 @@ def release_seconds(
 
 
 def estimate_jobs(
-    jobs, table: dict | None = None, *, accuracy_trials: int = 0, unmeasured: float = 60.0
+    jobs,
+    table: dict | None = None,
+    *,
+    accuracy_trials: int = 0,
+    stop_after_timeouts: int | None = None,
+    unmeasured: float = 60.0,
 ) -> list:
     """The plan's benchmark jobs (``experiments.plan.plan.build_benchmark_plan``) priced by the
     measured table: a job ``benchmark/<cell>/<mechanism>/eps<e>/t<lo>-<hi>`` costs the job's
     start-up, the cell's fixed CPU-s, (hi - lo) releases at its ε and, on a Table 2 cell, one
     classification
-    for each of its trials below ``accuracy_trials``; a data set the table lists as unavailable
+    for each of its trials below ``accuracy_trials``; where every timed release of a peer hit its
+    wall-clock cap and the grid stops a cell after ``stop_after_timeouts`` of them, only the job's
+    trials below that count are priced; a data set the table lists as unavailable
     costs the start-up alone (the run skips it); ``unmeasured`` CPU-s where the table has no price.
     Other jobs are returned unchanged."""
     table = load() if table is None else table
@@ -300,7 +307,11 @@ def estimate_jobs(
             out.append(dataclasses.replace(job, cost=startup))
             continue
         price = None if n is None else release_seconds(table, mech, cell, n, d, float(eps[3:]))
-        cost = unmeasured if price is None else startup + price[0] + (hi - lo) * price[1]
+        releases = hi - lo
+        timed = row.get("release", {}).get(mech, {})
+        if stop_after_timeouts is not None and timed.get("timeouts", 0) >= timed.get("releases", 1):
+            releases = max(0, min(hi, stop_after_timeouts) - lo)
+        cost = unmeasured if price is None else startup + price[0] + releases * price[1]
         if price is not None and cell.family == "table2":
             acc = row.get("accuracy", 0.0)
             cost += max(0, min(hi, accuracy_trials) - lo) * acc

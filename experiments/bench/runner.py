@@ -74,6 +74,9 @@ class BenchmarkSettings:
     scale: str
     accuracy_trials: int = 0
     options: dict | None = None  # {mechanism: {option: value}}: this scale's settings for it
+    #: a cell whose first this many releases each hit the peer's wall-clock cap is stopped there
+    #: and listed as timed out (None: every trial runs)
+    stop_after_timeouts: int | None = None
 
     @classmethod
     def from_config(cls, cfg: DictConfig) -> BenchmarkSettings:
@@ -108,6 +111,9 @@ class BenchmarkSettings:
             scale=str(cfg.scale.name),
             accuracy_trials=int(acc or 0),
             options=_options(g.get("options")),
+            stop_after_timeouts=(
+                None if g.get("stop_after_timeouts") is None else int(g.stop_after_timeouts)
+            ),
         )
 
     def cells(self) -> list[datasets.Cell]:
@@ -381,6 +387,20 @@ def run_benchmark(cfg: DictConfig) -> dict:
                         ids.append(record_id(rkey))
                         continue
                     for trial in range(*s.trial_range):
+                        if _timed_out(store, s, cell, e, epsilon, trial, cfg.seed):
+                            reason = (
+                                f"timed out: its first {s.stop_after_timeouts} releases each hit "
+                                f"the {e.params.get('timeout', 0):g} s wall-clock cap; the other "
+                                f"{s.trials - s.stop_after_timeouts} were not run"
+                            )
+                            store.write(
+                                _record(cell, e, s, rkey, n, d, epsilon, provenance)
+                                | {"status": "refused", "reason": reason, "tier": "refused"}
+                            )
+                            refused += 1
+                            ids.append(record_id(rkey))
+                            log.info("%s at %s, eps=%g: %s", e.name, cell.name, epsilon, reason)
+                            break
                         key = _key(cell, e, cell.k, epsilon, s.delta, trial, cfg.seed)
                         rid = record_id(key)
                         if store.has(key):
@@ -422,6 +442,24 @@ def run_benchmark(cfg: DictConfig) -> dict:
     if not cfg.get("quiet", False):
         _print_run(store, ids, skipped)
     return result
+
+
+def _timed_out(
+    store: ResultStore, s: BenchmarkSettings, cell, e: Entry, epsilon, trial: int, seed
+) -> bool:
+    """Whether ``trial`` is past the cell's first ``s.stop_after_timeouts`` releases and each of
+    those is stored and hit the peer's wall-clock cap (release status ``timeout``).  Decided from
+    the stored records alone, so a job of later trials decides as the whole run does."""
+    first = s.stop_after_timeouts
+    if first is None or trial < first or "timeout" not in e.params:
+        return False
+    for t in range(first):
+        key = _key(cell, e, cell.k, epsilon, s.delta, t, seed)
+        if not store.has(key):
+            return False
+        if (store.get(record_id(key)).get("release") or {}).get("status") != "timeout":
+            return False
+    return True
 
 
 def _record(cell, e: Entry, s: BenchmarkSettings, key, n, d, epsilon, provenance) -> dict:

@@ -128,6 +128,19 @@ def scale_trials(scale: str) -> int:
     return int(grids[scale].trials)
 
 
+def refusals_stand(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` without the releases of a cell that also holds a refusal: a cell stopped after its
+    first releases timed out (``grids.<scale>.stop_after_timeouts``) is its refusal alone."""
+    if rows.empty or "status" not in rows:
+        return rows
+    refused = rows.loc[rows["status"] == "refused", list(CELL)]
+    if refused.empty:
+        return rows
+    keys = pd.MultiIndex.from_frame(rows[list(CELL)])
+    drop = keys.isin(pd.MultiIndex.from_frame(refused)) & (rows["status"] != "refused").to_numpy()
+    return rows[~drop].reset_index(drop=True)
+
+
 def complete_cells(rows: pd.DataFrame, trials: int) -> tuple[pd.DataFrame, list[tuple]]:
     """``rows`` without the cells that lack some of their ``trials`` releases (a run stopped
     mid-cell), and those cells' keys (:data:`CELL`).  A refused cell is one row of trial -1."""
@@ -178,6 +191,7 @@ def compact(
             f"{store_dir} holds benchmark records of the scales {', '.join(held)}; "
             "choose one with --scale"
         )
+    new = refusals_stand(new)
     left_out: list[tuple] = []
     if complete and held:
         new, left_out = complete_cells(new, scale_trials(scale or held[0]))

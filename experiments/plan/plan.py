@@ -472,7 +472,8 @@ def build_benchmark_plan(
         Kind ``benchmark/<mechanism>``, units its trials, and the cost
         :func:`experiments.bench.costs.estimate_jobs` gives it with the grid's ``accuracy_trials``:
         start-up + the cell's fixed CPU-s + trials x release (+ the classified trials x one
-        classification on a Table 2 cell).
+        classification on a Table 2 cell; a peer's cell that the grid stops after
+        ``stop_after_timeouts`` releases at the cap priced at those releases).
     """
     from experiments.bench.costs import estimate_jobs
     from experiments.bench.datasets import expand
@@ -507,4 +508,10 @@ def build_benchmark_plan(
                     )
                     jobs.append(Job(name, "benchmark", overrides, f"benchmark/{m}", float(hi - lo)))
     accuracy_trials = int(g.get("accuracy_trials", 0) or 0)
-    return estimate_jobs(jobs, costs, accuracy_trials=accuracy_trials)
+    stop = g.get("stop_after_timeouts")
+    return estimate_jobs(
+        jobs,
+        costs,
+        accuracy_trials=accuracy_trials,
+        stop_after_timeouts=None if stop is None else int(stop),
+    )

@@ -249,3 +249,93 @@ def test_curate_leaves_out_cells_stopped_mid_way(tmp_path, monkeypatch):
     assert set(got["record_id"]) == set(whole[0]["record_id"]) | set(refused["record_id"])
     kept = summary.compact(tmp_path, tmp_path / "b.parquet", scale="quick")
     assert len(kept) == len(store)
+
+
+def _timing_out_peer(monkeypatch, calls: list, timing_out=lambda trial: True):
+    """``diffprivlib_pca`` as the benchmark configures it (its ``timeout`` option included), its
+    release replaced by one that hits the cap (status ``timeout``, no subspace) where
+    ``timing_out(call number)`` says so, and finishes otherwise."""
+    import dataclasses
+
+    from experiments.bench import runner
+    from mechanisms import MechanismOutput, PrivacyGuarantee
+
+    real_entry = runner.entry
+
+    def release(data, k, rng=None, clip=False):
+        calls.append(len(calls))
+        g = PrivacyGuarantee(1.0, 0.0, "replace-one-row", exact=False, note="stand-in",
+                             status="certified by peer, unproven")  # fmt: skip
+        if timing_out(len(calls) - 1):
+            return MechanismOutput(None, g, release={"status": "timeout"})
+        V = np.linalg.qr(rng.standard_normal((data.shape[1], k)))[0]
+        return MechanismOutput(V, g, release={"status": "ok"})
+
+    def fake_entry(spec, *a, **kw):
+        e = real_entry(spec, *a, **kw)
+        return dataclasses.replace(e, params={**e.params, "timeout": 1.0}, fn=release)
+
+    monkeypatch.setattr(runner, "entry", fake_entry)
+    monkeypatch.setattr(runner, "peers_available", lambda: True)
+
+
+def _peer_cfg(results: Path, *extra: str):
+    from tests.hydra_helpers import compose_cfg
+
+    return compose_cfg(["experiment=benchmark", "scale=smoke", f"results_dir={results}",
+                        "quiet=true", "experiment.mechanisms=[diffprivlib_pca]",
+                        "experiment.datasets=[gaussian10]", "experiment.epsilons=[1.0]",
+                        "experiment.trials=6", *extra])  # fmt: skip
+
+
+def test_a_cell_whose_first_releases_time_out_stops_and_is_listed_as_timed_out(
+    tmp_path, monkeypatch
+):
+    """With ``stop_after_timeouts: 3`` a peer's cell stops after its first three releases hit the
+    cap, and its one refusal record names the cap; curated, the refusal alone stands for the cell.
+    A job of later trials decides from the stored records as the whole run does; without the
+    setting, or when one of the first three finishes, every trial runs."""
+    from experiments.bench import runner, summary
+
+    calls: list = []
+    _timing_out_peer(monkeypatch, calls)
+    stop = "++experiment.grids.smoke.stop_after_timeouts=3"
+    got = runner.run_benchmark(_peer_cfg(tmp_path / "a", stop, "experiment.trial_range=[0,3]"))
+    assert len(calls) == 3 and got["refused_cells"] == 0
+    got = runner.run_benchmark(_peer_cfg(tmp_path / "a", stop))  # the later trials' job
+    assert len(calls) == 3 and got["refused_cells"] == 1
+    rows = summary.compact(tmp_path / "a", tmp_path / "a.parquet", scale="smoke", complete=False)
+    assert list(rows["status"]) == ["refused"]
+    assert rows["reason"].iloc[0] == (
+        "timed out: its first 3 releases each hit the 1 s wall-clock cap; the other 3 were not run"
+    )
+    runner.run_benchmark(_peer_cfg(tmp_path / "a", stop))  # resumes: nothing more
+    assert len(calls) == 3
+
+    calls.clear()
+    runner.run_benchmark(_peer_cfg(tmp_path / "b"))  # the setting absent: all six run
+    assert len(calls) == 6
+    calls.clear()
+    _timing_out_peer(monkeypatch, calls, timing_out=lambda i: i != 1)
+    got = runner.run_benchmark(_peer_cfg(tmp_path / "c", stop))  # trial 1 finished: all six run
+    assert len(calls) == 6 and got["refused_cells"] == 0
+
+
+def test_a_peer_cell_stopped_after_timeouts_is_priced_at_those_releases():
+    """The cost table prices a peer whose timed releases all hit the cap at the releases the grid
+    lets it make (``stop_after_timeouts``), not at every trial."""
+    from experiments.bench.costs import estimate_jobs
+    from experiments.plan.plan import Job
+
+    table = {"job_startup": 2.0, "cells": {"gaussian10": {"n": 1000, "d": 10, "fixed": 1.0,
+             "release": {"diffprivlib_pca": {"releases": 1, "seconds": 60.0, "timeouts": 1},
+                         "opendp_pca": {"releases": 1, "seconds": 5.0}}}}}  # fmt: skip
+
+    def job(m, lo, hi):
+        return Job(f"benchmark/gaussian10/{m}/eps1/t{lo}-{hi}", "benchmark", (), m, hi - lo)
+
+    jobs = [job("diffprivlib_pca", 0, 20), job("diffprivlib_pca", 0, 2), job("diffprivlib_pca", 5, 10),
+            job("opendp_pca", 0, 20)]  # fmt: skip
+    got = [j.cost for j in estimate_jobs(jobs, table, stop_after_timeouts=3)]
+    assert got == [3.0 + 3 * 60, 3.0 + 2 * 60, 3.0, 3.0 + 20 * 5]
+    assert estimate_jobs(jobs[:1], table)[0].cost == 3.0 + 20 * 60
