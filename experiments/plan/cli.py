@@ -17,6 +17,7 @@ finished), 130 on Ctrl-C (one line; the same command resumes).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import functools
 import json
@@ -25,7 +26,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from experiments.paths import results_root
 from experiments.plan.audit_plan import (
@@ -119,14 +120,17 @@ def split_selector(overrides) -> tuple[tuple[str, ...], dict | None]:
     return base, OverridesParser.create().parse_override(chosen[-1]).value()
 
 
-def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
-    """Each job's composed config with plain values (the store ``results``, quiet, no progress
-    bars, one process).
+@contextlib.contextmanager
+def job_composer(results: Path, register: Callable[[], None]) -> Iterator[Callable]:
+    """A function giving a job's payload, composed when asked: its config with plain values (the
+    store ``results``, quiet, no progress bars, one process), or for a drawing job where to draw.
 
     Hydra composes each distinct set of overrides but the selector once (about 0.1 s a
     composition, most of a plan's start-up when done per job); a job's payload is that
     composition with its own ``experiment.only`` set, which is what composing the job's own
     overrides gives (``tests/experiments/plan/test_plan_cli.py`` compares the two for every job).
+    Asked job by job as the engine submits them, the longest jobs start while the rest are
+    composed.
     """
     from hydra import compose, initialize_config_dir
 
@@ -136,22 +140,28 @@ def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
     register()
     extra = [f"results_dir={results}", "quiet=true", "progress=false", "workers=1"]
     composed: dict[tuple[str, ...], dict] = {}
-    payloads = {}
+
+    def payload_of(job) -> dict:
+        if job.kind == DRAW_KIND:  # no run.py config: where to draw and which scale's records
+            scale = next(o.split("=", 1)[1] for o in job.overrides if o.startswith("scale="))
+            return {"out": str(default_out(results, scale)), "scale": scale}
+        base, selector = split_selector(job.overrides)
+        if base not in composed:
+            cfg = compose(config_name="config", overrides=[*base, *extra])
+            composed[base] = portable_config(cfg)
+        payload = copy.deepcopy(composed[base])
+        if selector is not None:
+            payload["experiment"]["only"] = selector
+        return payload
+
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-        for job in jobs:
-            if job.kind == DRAW_KIND:  # no run.py config: where to draw and which scale's records
-                scale = next(o.split("=", 1)[1] for o in job.overrides if o.startswith("scale="))
-                payloads[job.name] = {"out": str(default_out(results, scale)), "scale": scale}
-                continue
-            base, selector = split_selector(job.overrides)
-            if base not in composed:
-                cfg = compose(config_name="config", overrides=[*base, *extra])
-                composed[base] = portable_config(cfg)
-            payload = copy.deepcopy(composed[base])
-            if selector is not None:
-                payload["experiment"]["only"] = selector
-            payloads[job.name] = payload
-    return payloads
+        yield payload_of
+
+
+def compose_payloads(jobs, results: Path, register: Callable[[], None]) -> dict:
+    """Every job's payload (:func:`job_composer`), by job name."""
+    with job_composer(results, register) as payload_of:
+        return {job.name: payload_of(job) for job in jobs}
 
 
 #: an interpolation that calls a resolver (``${oc.env:...}``, ``${privpca.results_root:...}``)
@@ -366,10 +376,10 @@ def _run(args, datasets: list[str], audit: bool, register, early: EarlyCluster) 
     except ValueError as exc:
         return _plan_error(exc)
     results = results_root(args.results)
-    payloads = compose_payloads(jobs, results, register)
     total = sum(j.cost for j in jobs)
     print(f"[plan] {args.scale}: {len(jobs)} jobs, {total:,.0f} estimated CPU-s", file=sys.stderr)
-    outcome = run_jobs(jobs, payloads, results, cluster_factory=early)
+    with job_composer(results, register) as payload_of:  # each job composed as it is submitted
+        outcome = run_jobs(jobs, payload_of, results, cluster_factory=early)
     return report_outcome(outcome, len(jobs), f"[plan] {args.scale}")
 
 

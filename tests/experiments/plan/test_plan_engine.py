@@ -249,8 +249,14 @@ def test_an_early_cluster_runs_the_plan_and_is_closed_after_it(tmp_path):
     early.close()  # again: harmless
 
 
-def test_the_plan_closes_its_early_cluster_when_composing_is_interrupted(tmp_path, monkeypatch,
-                                                                          capsys):  # fmt: skip
+@pytest.mark.parametrize("where", ["checking the data", "composing a job"])
+def test_the_plan_closes_its_early_cluster_when_interrupted_before_a_job_ran(
+    tmp_path, monkeypatch, capsys, where
+):
+    """Ctrl-C while the data sets are checked, or while a job is composed as it is submitted:
+    exit 130, one line, the early cluster closed, nothing written."""
+    import contextlib
+
     from experiments.app.schema import register_schema
     from experiments.plan import cli
 
@@ -264,12 +270,19 @@ def test_the_plan_closes_its_early_cluster_when_composing_is_interrupted(tmp_pat
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
+    @contextlib.contextmanager
+    def composer(*args):
+        yield interrupted
+
     monkeypatch.setattr(cli, "EarlyCluster", Recorded)
-    monkeypatch.setattr(cli, "compose_payloads", interrupted)
+    if where == "checking the data":
+        monkeypatch.setattr(cli, "available", interrupted)
+    else:
+        monkeypatch.setattr(cli, "job_composer", composer)
     rc = cli.main(["smoke", "--results", str(tmp_path), "--workers", "1", "--datasets", "insurance",
                    "--extras", "0"], register_schema)  # fmt: skip
     assert rc == 130
-    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("Interrupted before any job")
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("Interrupted")
     assert len(started) == 1 and started[0]().status.name == "closed"
     assert not (tmp_path / "records").exists()
 
@@ -295,3 +308,47 @@ def test_an_early_cluster_keeps_dasks_configuration_in_a_fresh_process(tmp_path)
                           timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "KeyError" not in proc.stderr
+
+
+def busy_unit(store_dir: str, i: int) -> int:
+    """A unit of :func:`map_units`: about 0.3 CPU-s of work, one record, its process id."""
+    from experiments.store.store import ResultStore
+
+    t = time.thread_time()
+    while time.thread_time() - t < 0.3:
+        pass
+    ResultStore(store_dir).write({"run_key": {"unit": i}, "wall_seconds": 0.3})
+    return os.getpid()
+
+
+def spreading_job(job: Job, payload: dict, results: str) -> dict:
+    """A job whose four units go through :func:`map_units`; returns what it was charged for."""
+    import functools
+
+    from experiments.plan.fanout import charged_cpu, map_units, recorded_writes
+
+    with recorded_writes() as seen, charged_cpu() as cpu:
+        pids = map_units(functools.partial(busy_unit, results), range(4))
+        charged = cpu()
+    return {"pids": pids, "pid": os.getpid(), "cpu": charged, "records": [s["id"] for s in seen]}
+
+
+def test_a_jobs_units_run_on_the_other_workers_and_are_charged_to_it(tmp_path):
+    """Inside a worker, map_units makes each unit a task of its own: the four units of one job run
+    in both worker processes, their results come back in order, and their CPU seconds and records
+    are charged to the job that spread them (at least the 4 x 0.3 CPU-s they burnt, though the job's
+    own thread only waited).  Outside a worker the same call runs them here, one after another."""
+    import functools
+
+    from experiments.plan.fanout import charged_cpu, map_units
+
+    job = Job("spread", STAGES[0], ("spread",), "k", 1.0, 1.0)
+    out = run_jobs([job], {"spread": {}}, tmp_path, fn=spreading_job, cluster_factory=_two_workers)
+    assert not out.failed
+    got = out.done[0]
+    assert len(set(got["pids"])) == 2 and got["pid"] in got["pids"]
+    assert got["cpu"] >= 4 * 0.3 and len(got["records"]) == 4
+    assert len(list(ResultStore(tmp_path).iter_records())) == 4
+    with charged_cpu() as cpu:
+        here = map_units(functools.partial(busy_unit, str(tmp_path / "serial")), range(2))
+        assert here == [os.getpid()] * 2 and cpu() >= 0.6
