@@ -58,6 +58,29 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+@contextlib.contextmanager
+def _recorded_writes():
+    """The records this process writes meanwhile (id, whether written, their computing seconds)."""
+    from experiments.store.store import ResultStore
+
+    seen: list[dict] = []
+    original = ResultStore.write
+
+    def write(self, record):
+        rid, written = original(self, record)
+        group = record.get("group_restarts") or [None]
+        data_share = float(record.get("group_data_seconds") or 0.0) / len(group)
+        seconds = float(record.get("wall_seconds") or 0.0) - data_share
+        seen.append({"id": rid, "written": written, "seconds": max(seconds, 0.0)})
+        return rid, written
+
+    ResultStore.write = write
+    try:
+        yield seen
+    finally:
+        ResultStore.write = original
+
+
 def _timing(job: Job, cpu: float, wall0: float, variable: float, written: list, **extra) -> dict:
     """A finished job's timing line (:func:`experiments.plan.plan.costs_from_timings` reads it):
     its CPU-s, wall seconds since ``wall0``, the part of its CPU time that grows with its units
@@ -80,25 +103,22 @@ def _timing(job: Job, cpu: float, wall0: float, variable: float, written: list, 
 def execute_runner(job: Job, cfg: dict, results: str) -> dict:
     """Run ``job`` (``cfg``: its composed config, plain values) in this process with one BLAS thread;
     mark it done in the store; return its timing (CPU-s, the records it wrote and the part of its
-    CPU time that grows with its units, :func:`experiments.plan.plan.costs_from_timings`).  Its CPU-s
-    and records are this thread's and those of the units it spread over other workers
-    (:mod:`experiments.plan.fanout`): a worker may run another task while the job waits for them."""
+    CPU time that grows with its units, :func:`experiments.plan.plan.costs_from_timings`)."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from experiments.plan.fanout import charged_cpu, recorded_writes
     from experiments.store.records import results_root
     from experiments.store.store import ResultStore
     from experiments.threads import pinned_blas
 
-    wall0 = time.perf_counter()
-    with pinned_blas(), recorded_writes() as seen, charged_cpu() as charged:
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    with pinned_blas(), _recorded_writes() as seen:
         conf = OmegaConf.create(cfg)
         store = ResultStore(results_root(conf))
         store.check_writable()
         store.clean_stale_temporaries()
         result = instantiate(conf.experiment.run)(conf) or {}
-        cpu = charged()
+    cpu = time.process_time() - cpu0
     if job.kind.startswith("gibbs_chain"):
         variable = float(result.get("chain_seconds", 0.0))
     elif job.kind.startswith("gibbs_record"):
@@ -118,13 +138,13 @@ def execute_drawing(job: Job, payload: dict, results: str) -> dict:
     from experiments.figures.cli import make_all
     from experiments.threads import pinned_blas
 
-    cpu0, wall0 = time.thread_time(), time.perf_counter()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     with pinned_blas(), contextlib.redirect_stdout(io.StringIO()):
         made = make_all(
             Path(results), Path(payload["out"]), set(drawing_names(job)), payload["scale"]
         )
     drawn = {k: None if v is None else [str(p) for p in v] for k, v in made.items()}
-    return _timing(job, time.thread_time() - cpu0, wall0, 0.0, [], drawn=drawn)
+    return _timing(job, time.process_time() - cpu0, wall0, 0.0, [], drawn=drawn)
 
 
 def _task(fn: Callable, job: Job, payload: Any, results: str, *after) -> dict:

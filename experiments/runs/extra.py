@@ -24,7 +24,6 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from experiments.data.synthetic import spiked
-from experiments.plan.fanout import map_units
 from experiments.runs.evaluate import configured_mechanism, output_fields
 from experiments.runs.progress import progress_bar
 from experiments.runs.settings import (
@@ -104,27 +103,18 @@ def _scaling_run(cfg, s: DimensionScalingSettings, store, mechanism, d: int, n: 
     return rec, new
 
 
-def _scaling_unit(cfg, s: DimensionScalingSettings, d: int, n: int, r: int):
-    """Run r at (d, n) as a unit of its own (:func:`experiments.plan.fanout.map_units`): it opens
-    the store and configures the mechanism itself, so that it can run in another worker."""
-    store = ResultStore(results_root(cfg))
-    return _scaling_run(cfg, s, store, lambda: configured_mechanism(cfg), d, n, r)
-
-
-def _n_star_search(cfg, s: DimensionScalingSettings, d: int):
+def _n_star_search(cfg, s: DimensionScalingSettings, store, mechanism, d: int):
     """The search for n* at dimension d: n up the grid (within ``max_cells``) until the mean utility
-    of the restarts reaches the target.  The restarts of one n are independent units
-    (:func:`~experiments.plan.fanout.map_units`: side by side on the plan's workers, one after
-    another elsewhere).  Returns (the search curve, n*, the mean projector distance at n*, the runs'
-    guarantee statuses, the records written)."""
+    of the restarts reaches the target.  Returns (the search curve, n*, the mean projector distance at
+    n*, the runs' guarantee statuses, the records written)."""
     curve, n_star, dist_star, written = [], None, None, 0
     statuses: set[str] = set()
     for n in s.n_grid:
         if n * d > s.max_cells:
             break
-        units = map_units(functools.partial(_scaling_unit, cfg, s, d, n), range(s.restarts))
         utils, dists = [], []
-        for rec, new in units:
+        for r in range(s.restarts):
+            rec, new = _scaling_run(cfg, s, store, mechanism, d, n, r)
             written += new
             utils.append(_utility(rec))
             statuses.add(str(rec.get("guarantee_status", "proven")))
@@ -146,7 +136,7 @@ def _n_star_search(cfg, s: DimensionScalingSettings, d: int):
     return curve, n_star, dist_star, statuses, written
 
 
-def _dimension(cfg, s: DimensionScalingSettings, store, d: int) -> tuple[dict, int]:
+def _dimension(cfg, s: DimensionScalingSettings, store, mechanism, d: int) -> tuple[dict, int]:
     """Dimension d's summary record, stored or made now (its runs with it), and the records written."""
     cap = None if math.isinf(s.max_cells) else s.max_cells
     common = {"scale": s.scale, "target": s.target, "spiked": s.spiked}
@@ -164,7 +154,7 @@ def _dimension(cfg, s: DimensionScalingSettings, store, d: int) -> tuple[dict, i
     if store.has(skey):
         return store.get(record_id(skey)), 0
     t_d = time.perf_counter()
-    curve, n_star, dist_star, statuses, written = _n_star_search(cfg, s, d)
+    curve, n_star, dist_star, statuses, written = _n_star_search(cfg, s, store, mechanism, d)
     summary = {
         "run_key": skey,
         "experiment": cfg.experiment.name,
@@ -219,6 +209,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
     """
     s = DimensionScalingSettings.from_config(cfg)
     store = ResultStore(results_root(cfg))
+    mechanism = functools.cache(lambda: configured_mechanism(cfg))
     written, summaries = 0, []
     desc = f"{cfg.mechanism.name} dimension scaling"
     dims = s.selected_dims()
@@ -227,7 +218,7 @@ def run_dimension_scaling(cfg: DictConfig) -> dict:
         progress_bar(total=len(dims), desc=desc, enable=cfg.progress) as bar,
     ):
         for d in dims:
-            summary, new = _dimension(cfg, s, store, d)
+            summary, new = _dimension(cfg, s, store, mechanism, d)
             summaries.append(summary)
             written += new
             bar.update(1)

@@ -187,21 +187,3 @@ def test_a_job_config_resolves_only_resolver_calls():
     live = OmegaConf.create(raw)
     live.epsilon = 2.0
     assert live.m.fn.epsilon == 2.0
-
-
-@pytest.mark.slow
-def test_a_dimension_scaling_job_spread_over_two_workers_writes_the_serial_records(tmp_path):
-    """Through the engine (two workers) the restarts of each n run as units of their own
-    (experiments.plan.fanout): the records are those of the serial run, and the job's timing line
-    lists every one of them."""
-    from experiments.plan.engine import local_cluster, run_jobs
-
-    base = ["experiment=dimension_scaling", "mechanism=mod_sulq", "scale=smoke"]
-    _run(tmp_path / "serial", "whole", base)
-    cfg = compose_cfg([*base, f"results_dir={tmp_path / 'spread'}", "quiet=true", "progress=false"])
-    job = Job("whole", "test", tuple(base), "test", 1.0)
-    out = run_jobs([job], {"whole": portable_config(cfg)}, tmp_path / "spread",
-                   cluster_factory=lambda: local_cluster(2))  # fmt: skip
-    assert not out.failed and len(out.done) == 1
-    _same(tmp_path / "serial", tmp_path / "spread")
-    assert sorted(out.done[0]["record_ids"]) == sorted(_records(tmp_path / "spread"))
