@@ -198,7 +198,7 @@ def compact(
     if merge and out.exists():
         old = read_summary(out)
         old = old[~old["record_id"].isin(set(new["record_id"]))]
-        new = pd.concat([old, new], ignore_index=True) if len(old) else new
+        new = refusals_stand(pd.concat([old, new], ignore_index=True)) if len(old) else new
     found = _scales(new)
     if len(found) > 1:
         raise MixedScalesError(
