@@ -279,6 +279,7 @@ def estimate_jobs(
     *,
     accuracy_trials: int = 0,
     stop_after_timeouts: int | None = None,
+    caps: dict[str, float] | None = None,
     unmeasured: float = 60.0,
 ) -> list:
     """The plan's benchmark jobs (``experiments.plan.plan.build_benchmark_plan``) priced by the
@@ -287,7 +288,8 @@ def estimate_jobs(
     classification
     for each of its trials below ``accuracy_trials``; where every timed release of a peer hit its
     wall-clock cap and the grid stops a cell after ``stop_after_timeouts`` of them, only the job's
-    trials below that count are priced; a data set the table lists as unavailable
+    trials below that count are priced; ``caps``: a mechanism's wall-clock cap per release (the
+    peers'), which bounds its price per release whatever the ε law gives; a data set the table lists as unavailable
     costs the start-up alone (the run skips it); ``unmeasured`` CPU-s where the table has no price.
     Other jobs are returned unchanged."""
     table = load() if table is None else table
@@ -307,6 +309,8 @@ def estimate_jobs(
             out.append(dataclasses.replace(job, cost=startup))
             continue
         price = None if n is None else release_seconds(table, mech, cell, n, d, float(eps[3:]))
+        if price is not None and mech in (caps or {}):
+            price = (price[0], min(price[1], float(caps[mech])))
         releases = hi - lo
         timed = row.get("release", {}).get(mech, {})
         if stop_after_timeouts is not None and timed.get("timeouts", 0) >= timed.get("releases", 1):

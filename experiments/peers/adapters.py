@@ -19,6 +19,10 @@ from experiments.peers.environment import (
 from mechanisms import MechanismOutput, PrivacyGuarantee
 from mechanisms.toolkit import check_data, check_epsilon, check_k
 
+#: a peer release's wall-clock cap in seconds, unless the caller (a benchmark grid's ``options``) sets
+#: another
+RELEASE_TIMEOUT_S = 60.0
+
 
 def _pca_request(name, X, k, epsilon, clip, python, install, worker, options):
     """What every ``pca`` job of peer ``name`` starts with: its spec, the checked data (and how many
@@ -39,7 +43,7 @@ def run_peer_pca(
     *,
     rng: np.random.Generator,
     epsilon: float,
-    timeout: float = 60.0,
+    timeout: float = RELEASE_TIMEOUT_S,
     clip: bool = False,
     python: str | None = None,
     install: bool | None = None,
@@ -133,7 +137,7 @@ def run_peer_pca_repeated(
     *,
     rng: np.random.Generator,
     epsilon: float,
-    timeout: float = 60.0,
+    timeout: float = RELEASE_TIMEOUT_S,
     clip: bool = False,
     python: str | None = None,
     install: bool | None = None,
@@ -182,7 +186,7 @@ def diffprivlib_pca(
     *,
     rng: np.random.Generator,
     epsilon: float,
-    timeout: float = 60.0,
+    timeout: float = RELEASE_TIMEOUT_S,
     clip: bool = False,
     python: str | None = None,
     install: bool | None = None,
@@ -211,7 +215,7 @@ def opendp_pca(
     *,
     rng: np.random.Generator,
     epsilon: float,
-    timeout: float = 60.0,
+    timeout: float = RELEASE_TIMEOUT_S,
     clip: bool = False,
     api: str = "measurement",
     match_certified: bool = True,

@@ -472,11 +472,14 @@ def build_benchmark_plan(
         Kind ``benchmark/<mechanism>``, units its trials, and the cost
         :func:`experiments.bench.costs.estimate_jobs` gives it with the grid's ``accuracy_trials``:
         start-up + the cell's fixed CPU-s + trials x release (+ the classified trials x one
-        classification on a Table 2 cell; a peer's cell that the grid stops after
-        ``stop_after_timeouts`` releases at the cap priced at those releases).
+        classification on a Table 2 cell; a peer's release priced at most its wall-clock cap, and
+        its cell, where the grid stops one after ``stop_after_timeouts`` releases at the cap,
+        priced at those releases).
     """
     from experiments.bench.costs import estimate_jobs
+    from experiments.bench.currency import PEERS
     from experiments.bench.datasets import expand
+    from experiments.peers.adapters import RELEASE_TIMEOUT_S
 
     grid = _experiment_yaml("benchmark").grids
     if scale not in grid:
@@ -509,9 +512,12 @@ def build_benchmark_plan(
                     jobs.append(Job(name, "benchmark", overrides, f"benchmark/{m}", float(hi - lo)))
     accuracy_trials = int(g.get("accuracy_trials", 0) or 0)
     stop = g.get("stop_after_timeouts")
+    options = g.get("options") or {}
+    caps = {m: float((options.get(m) or {}).get("timeout", RELEASE_TIMEOUT_S)) for m in PEERS}
     return estimate_jobs(
         jobs,
         costs,
         accuracy_trials=accuracy_trials,
         stop_after_timeouts=None if stop is None else int(stop),
+        caps=caps,
     )

@@ -323,7 +323,7 @@ def test_a_cell_whose_first_releases_time_out_stops_and_is_listed_as_timed_out(
 
 def test_a_peer_cell_stopped_after_timeouts_is_priced_at_those_releases():
     """The cost table prices a peer whose timed releases all hit the cap at the releases the grid
-    lets it make (``stop_after_timeouts``), not at every trial."""
+    lets it make (``stop_after_timeouts``), not at every trial, and no release above its cap."""
     from experiments.bench.costs import estimate_jobs
     from experiments.plan.plan import Job
 
@@ -339,3 +339,7 @@ def test_a_peer_cell_stopped_after_timeouts_is_priced_at_those_releases():
     got = [j.cost for j in estimate_jobs(jobs, table, stop_after_timeouts=3)]
     assert got == [3.0 + 3 * 60, 3.0 + 2 * 60, 3.0, 3.0 + 20 * 5]
     assert estimate_jobs(jobs[:1], table)[0].cost == 3.0 + 20 * 60
+    caps = {"diffprivlib_pca": 60.0, "opendp_pca": 4.0}
+    capped = estimate_jobs(jobs, table, stop_after_timeouts=3, caps=caps)
+    assert capped[3].cost == 3.0 + 20 * 4.0  # a release priced at most at its cap
+    assert capped[0].cost == got[0]
