@@ -285,13 +285,14 @@ def estimate_jobs(
     """The plan's benchmark jobs (``experiments.plan.plan.build_benchmark_plan``) priced by the
     measured table: a job ``benchmark/<cell>/<mechanism>/eps<e>/t<lo>-<hi>`` costs the job's
     start-up, the cell's fixed CPU-s, (hi - lo) releases at its ε and, on a Table 2 cell, one
-    classification
-    for each of its trials below ``accuracy_trials``; where every timed release of a peer hit its
-    wall-clock cap and the grid stops a cell after ``stop_after_timeouts`` of them, only the job's
-    trials below that count are priced; ``caps``: a mechanism's wall-clock cap per release (the
-    peers'), which bounds its price per release whatever the ε law gives; a data set the table lists as unavailable
-    costs the start-up alone (the run skips it); ``unmeasured`` CPU-s where the table has no price.
-    Other jobs are returned unchanged."""
+    classification for each of its trials below ``accuracy_trials``.
+
+    Where every timed release of a peer hit its wall-clock cap and the grid stops a cell after
+    ``stop_after_timeouts`` of them, only the job's trials below that count are priced; ``caps``:
+    a mechanism's wall-clock cap per release (the peers'), which bounds its price per release
+    whatever the ε law gives.  A data set the table lists as unavailable costs the start-up alone
+    (the run skips it); ``unmeasured`` CPU-s where the table has no price.  Other jobs are returned
+    unchanged."""
     table = load() if table is None else table
     startup = float(table.get("job_startup", 0.0))
     out = []
