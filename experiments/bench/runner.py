@@ -386,6 +386,7 @@ def run_benchmark(cfg: DictConfig) -> dict:
                         refused += 1
                         ids.append(record_id(rkey))
                         continue
+                    reason = None  # set when the cell is refused: one record, no more releases
                     for trial in range(*s.trial_range):
                         if _timed_out(store, s, cell, e, epsilon, trial, cfg.seed):
                             reason = (
@@ -393,13 +394,6 @@ def run_benchmark(cfg: DictConfig) -> dict:
                                 f"the {e.params.get('timeout', 0):g} s wall-clock cap; the other "
                                 f"{s.trials - s.stop_after_timeouts} were not run"
                             )
-                            store.write(
-                                _record(cell, e, s, rkey, n, d, epsilon, provenance)
-                                | {"status": "refused", "reason": reason, "tier": "refused"}
-                            )
-                            refused += 1
-                            ids.append(record_id(rkey))
-                            log.info("%s at %s, eps=%g: %s", e.name, cell.name, epsilon, reason)
                             break
                         key = _key(cell, e, cell.k, epsilon, s.delta, trial, cfg.seed)
                         rid = record_id(key)
@@ -413,15 +407,6 @@ def run_benchmark(cfg: DictConfig) -> dict:
                             out = e.fn(data, cell.k, rng=np.random.default_rng(stream), clip=False)
                         except (PrivacyInputError, ValueError) as exc:
                             reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-                            store.write(
-                                _record(cell, e, s, rkey, n, d, epsilon, provenance)
-                                | {"status": "refused", "reason": reason, "tier": "refused"}
-                            )
-                            refused += 1
-                            ids.append(record_id(rkey))
-                            log.info(
-                                "%s refused %s at eps=%g: %s", e.name, cell.name, epsilon, reason
-                            )
                             break
                         seconds = time.perf_counter() - t0
                         fields = release_fields(out, truth, cell.k, epsilon, s.delta, e.name)
@@ -431,6 +416,14 @@ def run_benchmark(cfg: DictConfig) -> dict:
                             rec.update(accuracy.table2_accuracy(out.components, ds.table2))
                         written += store.write(rec)[1]
                         ids.append(rid)
+                    if reason is not None:
+                        store.write(
+                            _record(cell, e, s, rkey, n, d, epsilon, provenance)
+                            | {"status": "refused", "reason": reason, "tier": "refused"}
+                        )
+                        refused += 1
+                        ids.append(record_id(rkey))
+                        log.info("%s refused %s at eps=%g: %s", e.name, cell.name, epsilon, reason)
     result = {
         "experiment": EXPERIMENT,
         "records_written": written,
