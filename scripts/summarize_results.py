@@ -34,7 +34,18 @@ def main(argv=None):
         action="store_true",
         help="allow --out to be a curated, committed directory; scripts/curate.sh passes it",
     )
+    ap.add_argument(
+        "--replace",
+        default="",
+        metavar="EXPERIMENT/MECHANISM,...",
+        help="pairs whose summary rows the store's records replace as a whole: a row of such a "
+        "pair (of --scale) that the store does not hold again is dropped (records of a changed "
+        "protocol have new record ids), e.g. utility_vs_n/ppca",
+    )
     args = ap.parse_args(argv)
+    replace = tuple(tuple(p.split("/", 1)) for p in args.replace.split(",") if p)
+    if any(len(p) != 2 or not all(p) for p in replace):
+        ap.error(f"--replace {args.replace!r}: give EXPERIMENT/MECHANISM pairs, comma-separated")
     check_store_arguments(ap, Path(args.results), args.scale)
     out = Path(args.out) if args.out else Path(args.results) / "summary"
     if is_curated(out) and not args.curate:
@@ -43,7 +54,7 @@ def main(argv=None):
             "scripts/curate.sh (or add --curate); choose another --out"
         )
     try:
-        counts = update_summary(args.results, out, args.scale)
+        counts = update_summary(args.results, out, args.scale, replace)
     except SummaryError as exc:
         ap.exit(2, f"{ap.prog}: error: {exc}\n")
     except OSError as exc:  # a read-only store, a full disk, no permission: one line, no traceback

@@ -181,11 +181,11 @@ def build_plan(
     spi = [] if ppca_sweeps is None else [f"++scale.ppca_sweeps_per_iteration={ppca_sweeps}"]
     for ds in on:
         base = ["experiment=utility_vs_n", f"dataset={ds}"]
-        for i in range(int(sc.n_points)):
+        for i, kind in enumerate(ppca_group_kinds(sc, ds)):
             for s in range(int(sc.subsets)):
                 add(f"figures3-4/ppca/{ds}/n{i}/s{s}", STAGES[2],
                     [*base, "mechanism=ppca", *spi, _only(n_index=i, subset=s)],
-                    f"ppca_group/{ds}", ppca_units)  # fmt: skip
+                    kind, ppca_units)  # fmt: skip
         for mech in ("mod_sulq", "random"):
             for i in range(int(sc.n_points)):
                 add(f"figures3-4/{mech}/{ds}/n{i}", STAGES[3],
@@ -249,8 +249,24 @@ def build_plan(
 
 
 #: rows of each UCI data set as loaded here by default (census: its test split, the paper's learn
-#: split being absent, docs/data.md), for the training rows of a Table 2 job's cost only
+#: split being absent, docs/data.md): the training rows of a Table 2 job's cost, and the grid of n
+#: that chooses a PPCA group's cost kind (jobs never read it: their runners load the data)
 DATASET_ROWS = {"kddcup": 494_021, "census": 99_762, "insurance": 9_822, "localization": 164_860}
+
+
+def ppca_group_kinds(sc, dataset: str) -> list[str]:
+    """The cost kind of each n of the Figures 3-4 PPCA groups on ``dataset``: ``ppca_group/<ds>``
+    for the Givens chain, ``ppca_group/<ds>/left`` from the n at which the scale runs the left
+    Givens chain (``ppca_left_from_n``, :func:`experiments.runs.ppca_groups.group_sampler`),
+    whose iterations cost less."""
+    from experiments.runs.sweep import n_grid
+
+    grid = n_grid(DATASET_ROWS[dataset], int(sc.n_min), int(sc.n_points))
+    from_n = (sc.get("ppca_left_from_n") or {}).get(dataset)
+    return [
+        f"ppca_group/{dataset}" + ("/left" if from_n is not None and n >= int(from_n) else "")
+        for n in grid
+    ]
 
 
 def table2_training_rows(dataset: str, max_rows: int | None) -> int:

@@ -32,10 +32,11 @@ def restarts_as_chains(cfg: DictConfig) -> bool:
 
 def group_key(cfg: DictConfig, n: int | None, subset: int, restart: int, **extra) -> dict:
     """Run key of one restart released from a restarts-as-chains group: the mechanism ran ONE chain
-    (n_chains = 1) for this release; the group's chains served the diagnostics."""
+    (n_chains = 1) for this release; the group's chains served the diagnostics.  ``n``: the
+    group's subsample size (Figures 3-4; None for a Table 2 permutation)."""
     params = mechanism_params(cfg)
     params["n_chains"] = 1
-    params.update(_group_extra_params(cfg))
+    params.update(_group_extra_params(cfg, n))
     if n is not None:
         extra["n"] = int(n)
     return run_key(
@@ -48,16 +49,19 @@ def group_key(cfg: DictConfig, n: int | None, subset: int, restart: int, **extra
     )
 
 
-def ppca_group_releases(cfg: DictConfig, data: PreparedData, streams: list) -> list:
+def ppca_group_releases(
+    cfg: DictConfig, data: PreparedData, streams: list, n: int | None = None
+) -> list:
     """The PPCA releases of one group (same data, one stream each) as the chains of one
     :func:`mechanisms.ppca.ppca_restarts` call: release r is bit for bit the single-chain release
-    with ``streams[r]``; split-R̂/ESS are computed across the group's chains."""
+    with ``streams[r]``; split-R̂/ESS are computed across the group's chains.  ``n``: as in
+    :func:`group_key` (it chooses the sampler, :func:`group_sampler`)."""
     from mechanisms.ppca import ppca_restarts
 
     params = mechanism_params(cfg)
     params.pop("n_chains", None)
     params["progress"] = False
-    params.update(_group_extra_params(cfg))
+    params.update(_group_extra_params(cfg, n))
     return ppca_restarts(
         data,
         int(cfg.k),
@@ -67,10 +71,28 @@ def ppca_group_releases(cfg: DictConfig, data: PreparedData, streams: list) -> l
     )
 
 
-def _group_extra_params(cfg: DictConfig) -> dict:
-    """``scale.ppca_sweeps_per_iteration`` (Givens sweeps per iteration of the fast chain), when set."""
+def group_sampler(cfg: DictConfig, n: int | None) -> str | None:
+    """``"left"`` where the scale runs a Figures 3-4 group of ``n`` rows by the left Givens chain,
+    else None (the configured sampler).
+
+    ``scale.ppca_left_from_n`` maps a data set to the smallest n at which its groups use the left
+    chain (:mod:`mechanisms.bingham.left_givens`): the n where it was measured to mix per
+    iteration at least as well as the paper's sampler and to win per CPU-second against the Givens
+    chain (docs/sampler.md, "Left Givens moves").  Only a configured ``sampler: auto`` is replaced;
+    a Table 2 permutation (``n`` None) keeps it."""
+    if n is None or str(cfg.mechanism.fn.get("sampler", "auto")) != "auto":
+        return None
+    from_n = (cfg.scale.get("ppca_left_from_n") or {}).get(cfg.dataset.name)
+    return None if from_n is None or int(n) < int(from_n) else "left"
+
+
+def _group_extra_params(cfg: DictConfig, n: int | None) -> dict:
+    """``scale.ppca_sweeps_per_iteration`` (sweeps per iteration of the chain), when set, and the
+    group's sampler where the scale chooses it (:func:`group_sampler`)."""
     spi = cfg.scale.get("ppca_sweeps_per_iteration")
-    return {} if spi is None else {"sweeps_per_iteration": int(spi)}
+    extra = {} if spi is None else {"sweeps_per_iteration": int(spi)}
+    sampler = group_sampler(cfg, n)
+    return extra if sampler is None else {**extra, "sampler": sampler}
 
 
 def group_release_fields(cfg, data: PreparedData, out, share: float, group, stream) -> dict:
@@ -82,17 +104,20 @@ def group_release_fields(cfg, data: PreparedData, out, share: float, group, stre
     return fields
 
 
-def replay_group_release(cfg: DictConfig, data: PreparedData, record: dict, stream_of) -> tuple:
+def replay_group_release(
+    cfg: DictConfig, data: PreparedData, record: dict, stream_of, n: int | None = None
+) -> tuple:
     """(output, record fields) of a PPCA release made in a restarts-as-chains group, recomputed by
     running its whole group again (``record["group_restarts"]``, restart r with stream
     ``stream_of(r)``): the record's release is bit for bit that of its restart's single chain, and its split-R̂ and ESS
     were computed across the group's chains, so replaying the group reproduces both.
 
-    ``cfg`` is the record's resolved configuration and ``data`` the data its group ran on."""
+    ``cfg`` is the record's resolved configuration, ``data`` the data its group ran on and ``n``
+    as in :func:`group_key`."""
     group = [int(r) for r in record["group_restarts"]]
     streams = [stream_of(r) for r in group]
     i = group.index(int(record["restart"]))
-    out = ppca_group_releases(cfg, data, streams)[i]
+    out = ppca_group_releases(cfg, data, streams, n)[i]
     return out, group_release_fields(cfg, data, out, out.diagnostics["seconds"], group, streams[i])
 
 
@@ -104,7 +129,7 @@ def regroup_release(cfg: DictConfig, data: PreparedData, record: dict) -> dict:
     (:func:`replay_group_release`; ``data`` is the record's data subset)."""
     n, subset = int(record["n"]), int(record["subset"])
     return replay_group_release(
-        cfg, data, record, lambda r: mechanism_stream(cfg.seed, subset, r, n)
+        cfg, data, record, lambda r: mechanism_stream(cfg.seed, subset, r, n), n
     )[1]
 
 
@@ -122,7 +147,7 @@ def _ppca_group(cfg: DictConfig, dataset, n: int, subset: int, missing: list[int
     data = PreparedData(X, clip=bool(cfg.clip_rows))
     t_data = time.perf_counter() - t0
     streams = [mechanism_stream(cfg.seed, subset, r, n) for r in missing]
-    outs = ppca_group_releases(cfg, data, streams)
+    outs = ppca_group_releases(cfg, data, streams, n)
     store = ResultStore(results_root(cfg))
     written = 0
     for r, st, out in zip(missing, streams, outs):

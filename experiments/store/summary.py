@@ -164,9 +164,10 @@ def _read_summary_csv(path: Path, key: list[str]) -> pd.DataFrame | None:
     return old[ids.str.fullmatch(RECORD_ID_PATTERN.pattern)]
 
 
-def _merge(path: Path, new: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+def _merge(path: Path, new: pd.DataFrame, key: list[str], dropped=frozenset()) -> pd.DataFrame:
     old = _read_summary_csv(path, key)
     if old is not None:
+        old = old[~old["record_id"].isin(dropped)] if dropped else old
         # rows of records present in the new batch are replaced, the others kept
         old = old[~old["record_id"].isin(set(new["record_id"]))] if len(new) else old
         new = pd.concat([old, new], ignore_index=True, sort=False)
@@ -194,31 +195,64 @@ def latest_table1(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(index=stale).reset_index(drop=True)
 
 
+def superseded_ids(
+    path: Path, rows: list[dict], replace: tuple[tuple[str, str], ...], scale: str | None
+) -> set[str]:
+    """Record ids of the summary in ``path`` that ``replace`` drops: the rows of each (experiment,
+    mechanism) pair of ``replace`` (of ``scale`` when given) whose records the new ``rows`` do not
+    bring again, for each pair the new rows hold at all."""
+    old = _read_summary_csv(path, ["record_id"]) if replace else None
+    if old is None or not {"experiment", "mechanism"} <= set(old.columns):
+        return set()
+    brought = {(r.get("experiment"), r.get("mechanism")) for r in rows}
+    pairs = [pair for pair in replace if pair in brought]
+    hit = pd.Series(False, index=old.index)
+    for experiment, mechanism in pairs:
+        hit |= (old["experiment"] == experiment) & (old["mechanism"] == mechanism)
+    if scale is not None and "scale" in old.columns:
+        hit &= old["scale"] == scale
+    return set(old.loc[hit, "record_id"].astype(str)) - {str(r["record_id"]) for r in rows}
+
+
 def update_summary(
-    results: str | os.PathLike, out_dir: str | os.PathLike, scale: str | None = None
+    results: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    scale: str | None = None,
+    replace: tuple[tuple[str, str], ...] = (),
 ) -> dict:
     """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
     Figure 1, are always kept) to the summary in ``out_dir``; returns row counts.  Of Table 1, only
-    the latest record per data set and split is kept (:func:`latest_table1`)."""
+    the latest record per data set and split is kept (:func:`latest_table1`).
+
+    ``replace``: (experiment, mechanism) pairs whose rows the store's records replace as a whole
+    (:func:`superseded_ids`): a summary row of such a pair that the store does not hold again is
+    dropped, with its trace and curve rows (records of a changed protocol have new record ids)."""
     store = ResultStore(results)
     recs = [r for r in store.iter_records() if scale is None or r.get("scale") in (None, scale)]
     rows, traces = summary_rows(recs)
     curves = pd.DataFrame(curve_rows(recs))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    df = latest_table1(_merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"]))
+    dropped = superseded_ids(out / RECORDS_CSV, rows, tuple(replace), scale)
+    df = latest_table1(_merge(out / RECORDS_CSV, pd.DataFrame(rows), ["record_id"], dropped))
     if df.empty:
         raise SummaryError(
             f"no records{'' if scale is None else f' of scale {scale}'} in {store.records_dir}: "
             "nothing to summarize (no file written)"
         )
     _atomic_csv(df, out / RECORDS_CSV)
-    tdf = _merge(out / TRACES_CSV, pd.DataFrame(traces), ["record_id", "chain", "T"])
+    tdf = _merge(out / TRACES_CSV, pd.DataFrame(traces), ["record_id", "chain", "T"], dropped)
     if len(tdf):
         _atomic_csv(tdf, out / TRACES_CSV)
     if len(curves):
-        _atomic_csv(_merge(out / CURVES_CSV, curves, ["record_id", "t"]), out / CURVES_CSV)
-    return {"records": int(len(df)), "trace_rows": int(len(tdf)), "added_or_updated": len(rows)}
+        merged = _merge(out / CURVES_CSV, curves, ["record_id", "t"], dropped)
+        _atomic_csv(merged, out / CURVES_CSV)
+    return {
+        "records": int(len(df)),
+        "trace_rows": int(len(tdf)),
+        "added_or_updated": len(rows),
+        "replaced": len(dropped),
+    }
 
 
 def load_summary(out_dir: str | os.PathLike) -> pd.DataFrame:

@@ -156,3 +156,27 @@ def test_table2_jobs_cost_by_training_rows():
     assert units["paper"]["table2/kddcup/ppca/p0"] == pytest.approx(5 * 24.701)
     assert units["paper"]["table2/kddcup/pca/p0"] == pytest.approx(24.701)
     assert units["paper"]["table2/census/pca/p0"] == pytest.approx(4.988)
+
+
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_ppca_group_kinds_follow_the_runners_sampler(scale):
+    """A Figures 3-4 PPCA job is priced as a left-chain group exactly where its runner runs the
+    left chain (``scale.ppca_left_from_n``: the runner's :func:`group_sampler` on the job's n)."""
+    from experiments.plan.plan import DATASET_ROWS
+    from experiments.runs.ppca_groups import group_sampler
+    from experiments.runs.sweep import n_grid
+    from tests.hydra_helpers import compose_cfg
+
+    jobs = {j.name: j for j in build_plan(scale)}
+    left = 0
+    for ds in ("census", "insurance", "kddcup", "localization"):
+        cfg = compose_cfg(
+            ["experiment=utility_vs_n", "mechanism=ppca", f"dataset={ds}", f"scale={scale}"]
+        )
+        grid = n_grid(DATASET_ROWS[ds], int(cfg.scale.n_min), int(cfg.scale.n_points))
+        for i, n in enumerate(grid):
+            kind = jobs[f"figures3-4/ppca/{ds}/n{i}/s0"].kind
+            by_runner = group_sampler(cfg, n) == "left"
+            assert kind == f"ppca_group/{ds}" + ("/left" if by_runner else "")
+            left += by_runner
+    assert left > 0  # the scale runs some groups by the left chain

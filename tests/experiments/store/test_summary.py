@@ -98,6 +98,52 @@ def test_summary_merges_by_record_id_without_duplicates(tmp_path):
     )  # the mod_sulq records share ids (same runs): not duplicated
 
 
+@pytest.mark.slow
+def test_replace_drops_the_rows_a_changed_protocol_supersedes(tmp_path):
+    """Records of another protocol have new ids: a plain merge keeps the old rows beside them;
+    ``replace`` drops the old rows of its (experiment, mechanism) pairs, and no other row."""
+    _runs(tmp_path / "first", samplers=("gibbs",))
+    second = tmp_path / "second"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        run_utility_vs_epsilon(
+            compose_cfg(
+                [
+                    "experiment=utility_vs_epsilon",
+                    "mechanism=mod_sulq",
+                    "scale=smoke",
+                    "experiment.epsilons=[0.5]",
+                    f"results_dir={second}",
+                    "quiet=true",
+                ]
+            )
+        )
+    pair = ("utility_vs_epsilon", "mod_sulq")
+    for replace, kept_old in (((), True), ((pair,), False)):
+        out = tmp_path / f"summary-{len(replace)}"
+        update_summary(tmp_path / "first", out)
+        before = pd.read_csv(out / RECORDS_CSV)
+        old_ids = set(before[before.mechanism == "mod_sulq"].record_id)
+        counts = update_summary(second, out, "smoke", replace)
+        after = pd.read_csv(out / RECORDS_CSV)
+        new_ids = set(after[after.mechanism == "mod_sulq"].record_id) - old_ids
+        assert new_ids and old_ids and after.record_id.is_unique
+        assert (old_ids <= set(after.record_id)) is kept_old
+        assert counts["replaced"] == (0 if kept_old else len(old_ids))
+        assert set(after[after.experiment == "gibbs_convergence"].record_id) == set(
+            before[before.experiment == "gibbs_convergence"].record_id
+        )
+        assert len(pd.read_csv(out / TRACES_CSV)) == len(
+            pd.read_csv(out / TRACES_CSV).drop_duplicates()
+        )
+    # a pair the store holds no records of drops nothing
+    out = tmp_path / "summary-absent"
+    update_summary(tmp_path / "first", out)
+    n_rows = len(pd.read_csv(out / RECORDS_CSV))
+    assert update_summary(second, out, "smoke", (("utility_vs_n", "ppca"),))["replaced"] == 0
+    assert len(pd.read_csv(out / RECORDS_CSV)) > n_rows
+
+
 def test_an_empty_scale_writes_no_summary_and_a_damaged_summary_is_named(tmp_path):
     """No records of the scale: refused, nothing written (an empty records.csv used to break every
     later merge).  A summary cut inside a row loses that row, not the merge; one cut inside its
