@@ -6,8 +6,8 @@
 # records of that scale are first merged into the committed summary (rows keyed by record id); then
 # every figure and table is drawn from the committed summary alone, so what is committed can be
 # checked against the summary (tests/experiments/figures/test_curated_outputs.py).  REPLACE
-# (EXPERIMENT/MECHANISM,..., e.g. utility_vs_n/ppca) names the pairs whose committed rows the
-# store's records replace as a whole (summarize_results.py --replace): after a change of protocol.
+# (EXPERIMENT/MECHANISM[:COLUMN=VALUE],..., e.g. utility_vs_n/ppca) names the rows the store's
+# records replace as a whole (summarize_results.py --replace): after a change of protocol.
 # Quick scale also redraws the peers figures from the committed peers tables.  Nothing else writes
 # into results/quick or results/paper_scale: run.py and scripts/make_figures.py without --curate
 # write elsewhere.

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from experiments.figures.cli import check_store_arguments, is_curated
-from experiments.store.summary import SummaryError, update_summary
+from experiments.store.summary import SummaryError, parse_selector, update_summary
 
 
 def main(argv=None):
@@ -37,15 +37,19 @@ def main(argv=None):
     ap.add_argument(
         "--replace",
         default="",
-        metavar="EXPERIMENT/MECHANISM,...",
-        help="pairs whose summary rows the store's records replace as a whole: a row of such a "
-        "pair (of --scale) that the store does not hold again is dropped (records of a changed "
-        "protocol have new record ids), e.g. utility_vs_n/ppca",
+        metavar="EXPERIMENT/MECHANISM[:COLUMN=VALUE],...",
+        help="selectors whose summary rows the store's records replace as a whole: a row a "
+        "selector names (of --scale) that the store does not hold again is dropped (records of a "
+        "changed protocol have new record ids), e.g. utility_vs_n/ppca or "
+        "classification/ppca:classifier=linear_csvc",
     )
     args = ap.parse_args(argv)
-    replace = tuple(tuple(p.split("/", 1)) for p in args.replace.split(",") if p)
-    if any(len(p) != 2 or not all(p) for p in replace):
-        ap.error(f"--replace {args.replace!r}: give EXPERIMENT/MECHANISM pairs, comma-separated")
+    replace = tuple(t for t in args.replace.split(",") if t)
+    for text in replace:
+        try:
+            parse_selector(text)
+        except ValueError as exc:
+            ap.error(f"--replace {exc}")
     check_store_arguments(ap, Path(args.results), args.scale)
     out = Path(args.out) if args.out else Path(args.results) / "summary"
     if is_curated(out) and not args.curate:

@@ -185,8 +185,8 @@ def ppca_groups(
             missing = [r for r in range(restarts) if not store.has(group_key(cfg, n, s, r))]
             if missing:
                 groups.append((int(n), s, missing))
-    # cost of a group ∝ chains (the per-iteration cost does not depend on n): biggest groups first,
-    # then larger n first (its second moment takes longest to form)
+    # cost of a group ∝ chains (a chain's cost per iteration hardly depends on n): biggest groups
+    # first, then larger n first (its second moment takes longest to form)
     groups.sort(key=lambda g: (-len(g[2]), -g[0], g[1]))
     workers = int(cfg.get("workers", 1) or 1)
     log.info(

@@ -195,38 +195,65 @@ def latest_table1(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(index=stale).reset_index(drop=True)
 
 
+def parse_selector(text: str) -> tuple[str, str, dict[str, str]]:
+    """``EXPERIMENT/MECHANISM[:COLUMN=VALUE...]`` (``classification/ppca:classifier=linear_csvc``)
+    as (experiment, mechanism, {column: value}); ``ValueError`` naming the form otherwise."""
+    head, *conditions = text.split(":")
+    pair = head.split("/")
+    where = dict(c.split("=", 1) for c in conditions if "=" in c)
+    if len(pair) != 2 or not all(pair) or len(where) != len(conditions) or not all(where):
+        raise ValueError(
+            f"{text!r}: give EXPERIMENT/MECHANISM, optionally with :COLUMN=VALUE conditions "
+            "(e.g. utility_vs_n/ppca, classification/ppca:classifier=linear_csvc)"
+        )
+    return pair[0], pair[1], where
+
+
+def _selected(df: pd.DataFrame, selector: tuple[str, str, dict[str, str]]) -> pd.Series:
+    """The rows of ``df`` that ``selector`` (:func:`parse_selector`) names."""
+    experiment, mechanism, where = selector
+    if not {"experiment", "mechanism", *where} <= set(df.columns):
+        return pd.Series(False, index=df.index)
+    hit = (df["experiment"] == experiment) & (df["mechanism"] == mechanism)
+    for column, value in where.items():
+        hit &= df[column].astype(str) == value
+    return hit
+
+
 def superseded_ids(
-    path: Path, rows: list[dict], replace: tuple[tuple[str, str], ...], scale: str | None
+    path: Path, rows: list[dict], replace: tuple[str, ...], scale: str | None
 ) -> set[str]:
-    """Record ids of the summary in ``path`` that ``replace`` drops: the rows of each (experiment,
-    mechanism) pair of ``replace`` (of ``scale`` when given) whose records the new ``rows`` do not
-    bring again, for each pair the new rows hold at all."""
-    old = _read_summary_csv(path, ["record_id"]) if replace else None
-    if old is None or not {"experiment", "mechanism"} <= set(old.columns):
+    """Record ids of the summary in ``path`` that ``replace`` drops: for each of its selectors
+    (:func:`parse_selector`) that names some of the new ``rows``, the summary's rows it names (of
+    ``scale`` when given) whose records the new rows do not bring again."""
+    selectors = [parse_selector(text) for text in replace]
+    old = _read_summary_csv(path, ["record_id"]) if selectors else None
+    if old is None or not rows:
         return set()
-    brought = {(r.get("experiment"), r.get("mechanism")) for r in rows}
-    pairs = [pair for pair in replace if pair in brought]
+    new = pd.DataFrame(rows)
     hit = pd.Series(False, index=old.index)
-    for experiment, mechanism in pairs:
-        hit |= (old["experiment"] == experiment) & (old["mechanism"] == mechanism)
+    for selector in selectors:
+        if _selected(new, selector).any():
+            hit |= _selected(old, selector)
     if scale is not None and "scale" in old.columns:
         hit &= old["scale"] == scale
-    return set(old.loc[hit, "record_id"].astype(str)) - {str(r["record_id"]) for r in rows}
+    return set(old.loc[hit, "record_id"].astype(str)) - set(new["record_id"].astype(str))
 
 
 def update_summary(
     results: str | os.PathLike,
     out_dir: str | os.PathLike,
     scale: str | None = None,
-    replace: tuple[tuple[str, str], ...] = (),
+    replace: tuple[str, ...] = (),
 ) -> dict:
     """Add the records of store ``results`` (optionally one scale; records without a scale, Table 1 and
     Figure 1, are always kept) to the summary in ``out_dir``; returns row counts.  Of Table 1, only
     the latest record per data set and split is kept (:func:`latest_table1`).
 
-    ``replace``: (experiment, mechanism) pairs whose rows the store's records replace as a whole
-    (:func:`superseded_ids`): a summary row of such a pair that the store does not hold again is
-    dropped, with its trace and curve rows (records of a changed protocol have new record ids)."""
+    ``replace``: selectors (``EXPERIMENT/MECHANISM[:COLUMN=VALUE...]``, :func:`parse_selector`)
+    whose rows the store's records replace as a whole (:func:`superseded_ids`): a summary row a
+    selector names that the store does not hold again is dropped, with its trace and curve rows
+    (records of a changed protocol have new record ids)."""
     store = ResultStore(results)
     recs = [r for r in store.iter_records() if scale is None or r.get("scale") in (None, scale)]
     rows, traces = summary_rows(recs)

@@ -118,9 +118,15 @@ def test_replace_drops_the_rows_a_changed_protocol_supersedes(tmp_path):
                 ]
             )
         )
-    pair = ("utility_vs_epsilon", "mod_sulq")
-    for replace, kept_old in (((), True), ((pair,), False)):
-        out = tmp_path / f"summary-{len(replace)}"
+    pair = "utility_vs_epsilon/mod_sulq"
+    cases = (
+        ((), True),
+        ((pair,), False),
+        ((f"{pair}:epsilon=0.5",), True),  # a condition no old row meets
+        ((f"{pair}:scale=smoke",), False),
+    )
+    for i, (replace, kept_old) in enumerate(cases):
+        out = tmp_path / f"summary-{i}"
         update_summary(tmp_path / "first", out)
         before = pd.read_csv(out / RECORDS_CSV)
         old_ids = set(before[before.mechanism == "mod_sulq"].record_id)
@@ -140,8 +146,11 @@ def test_replace_drops_the_rows_a_changed_protocol_supersedes(tmp_path):
     out = tmp_path / "summary-absent"
     update_summary(tmp_path / "first", out)
     n_rows = len(pd.read_csv(out / RECORDS_CSV))
-    assert update_summary(second, out, "smoke", (("utility_vs_n", "ppca"),))["replaced"] == 0
+    assert update_summary(second, out, "smoke", ("utility_vs_n/ppca",))["replaced"] == 0
     assert len(pd.read_csv(out / RECORDS_CSV)) > n_rows
+    for bad in ("utility_vs_n", "utility_vs_n/ppca:classifier", "a/b/c"):
+        with pytest.raises(ValueError, match="EXPERIMENT/MECHANISM"):
+            update_summary(second, out, "smoke", (bad,))
 
 
 def test_an_empty_scale_writes_no_summary_and_a_damaged_summary_is_named(tmp_path):
