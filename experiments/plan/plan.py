@@ -257,15 +257,13 @@ DATASET_ROWS = {"kddcup": 494_021, "census": 99_762, "insurance": 9_822, "locali
 def ppca_group_kinds(sc, dataset: str) -> list[str]:
     """The cost kind of each n of the Figures 3-4 PPCA groups on ``dataset``: ``ppca_group/<ds>``
     for the Givens chain, ``ppca_group/<ds>/left`` from the n at which the scale runs the left
-    Givens chain (``ppca_left_from_n``, :func:`experiments.runs.ppca_groups.group_sampler`),
-    whose iterations cost less."""
+    Givens chain (:func:`experiments.runs.ppca_groups.left_chain_at`), whose iterations cost less."""
+    from experiments.runs.ppca_groups import left_chain_at
     from experiments.runs.sweep import n_grid
 
     grid = n_grid(DATASET_ROWS[dataset], int(sc.n_min), int(sc.n_points))
-    from_n = (sc.get("ppca_left_from_n") or {}).get(dataset)
     return [
-        f"ppca_group/{dataset}" + ("/left" if from_n is not None and n >= int(from_n) else "")
-        for n in grid
+        f"ppca_group/{dataset}" + ("/left" if left_chain_at(sc, dataset, n) else "") for n in grid
     ]
 
 

@@ -82,8 +82,15 @@ def group_sampler(cfg: DictConfig, n: int | None) -> str | None:
     a Table 2 permutation (``n`` None) keeps it."""
     if n is None or str(cfg.mechanism.fn.get("sampler", "auto")) != "auto":
         return None
-    from_n = (cfg.scale.get("ppca_left_from_n") or {}).get(cfg.dataset.name)
-    return None if from_n is None or int(n) < int(from_n) else "left"
+    return "left" if left_chain_at(cfg.scale, cfg.dataset.name, n) else None
+
+
+def left_chain_at(scale, dataset: str, n: int) -> bool:
+    """Whether ``scale`` (its config) runs the Figures 3-4 groups of ``dataset`` at ``n`` rows by the
+    left Givens chain: ``n`` at or above the data set's ``ppca_left_from_n`` (the one rule, read by
+    :func:`group_sampler` and by the plan's cost kinds)."""
+    from_n = (scale.get("ppca_left_from_n") or {}).get(dataset)
+    return from_n is not None and int(n) >= int(from_n)
 
 
 def _group_extra_params(cfg: DictConfig, n: int | None) -> dict:
